@@ -1,0 +1,57 @@
+"""The agent card, built from settings and the agent's own attributes.
+
+Never from the request's Host header: a card served through a proxy or a Lambda URL must
+name the public address the operator chose (A2A_PUBLIC_URL, A2A_GRPC_ADDRESS)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from a2akit.generated import a2a_pb2 as pb
+from a2akit.service_params import SUPPORTED_VERSION
+from a2akit.settings import Settings
+
+__all__ = ["BEARER_SCHEME", "build_card", "input_modes", "streaming_enabled"]
+
+BEARER_SCHEME = "bearer"
+_DEFAULT_MODES = ("text/plain",)
+
+
+def streaming_enabled(agent: object) -> bool:
+    return bool(getattr(agent, "streaming", True))
+
+
+def input_modes(agent: object) -> Sequence[str]:
+    return tuple(getattr(agent, "input_modes", _DEFAULT_MODES))
+
+
+def build_card(settings: Settings, agent: object) -> pb.AgentCard:
+    name = str(getattr(agent, "name", type(agent).__name__))
+    card = pb.AgentCard(
+        name=name,
+        description=str(getattr(agent, "description", "") or f"{name}, served by the A2A AWS kit"),
+        version=str(getattr(agent, "version", "0.1.0")),
+        default_input_modes=list(input_modes(agent)),
+        default_output_modes=list(getattr(agent, "output_modes", _DEFAULT_MODES)),
+        capabilities=pb.AgentCapabilities(
+            streaming=streaming_enabled(agent),
+            push_notifications=settings.push_notifications,
+            extended_agent_card=settings.extended_agent_card,
+            extensions=list(getattr(agent, "extensions", ())),
+        ),
+    )
+    card.supported_interfaces.add(url=settings.public_url, protocol_binding="JSONRPC",
+                                  protocol_version=SUPPORTED_VERSION)
+    if settings.grpc_address:
+        card.supported_interfaces.add(url=settings.grpc_address, protocol_binding="GRPC",
+                                      protocol_version=SUPPORTED_VERSION)
+    skills: Sequence[pb.AgentSkill] = getattr(agent, "skills", ())
+    if skills:
+        card.skills.extend(skills)
+    else:
+        card.skills.add(id="default", name=name, description=card.description, tags=["general"])
+    if settings.bearer_tokens:
+        card.security_schemes[BEARER_SCHEME].http_auth_security_scheme.scheme = "Bearer"
+        if not settings.allow_anonymous:
+            card.security_requirements.add().schemes[BEARER_SCHEME].SetInParent()
+    return card

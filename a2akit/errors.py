@@ -1,0 +1,197 @@
+"""The error catalogue: every error the kit returns, with its code on each binding.
+
+    A2AError                          base; never raised itself
+    ├── the A2A errors (spec 3.3.2)  TaskNotFoundError ... VersionNotSupportedError
+    ├── the JSON-RPC standard errors  JSONParseError ... InternalError
+    └── AuthenticationRequiredError   missing or invalid credentials (not an A2A error)
+
+Each class is one row of the table: its JSON-RPC code, its gRPC status code (numbers from
+google.rpc.Code, so the core needs no grpc import), its HTTP status and default message.
+The ErrorInfo reason is the class name minus ``Error`` in UPPER_SNAKE_CASE unless a row names
+one. Bindings render errors only through `to_status()`; reverse maps derive from `CATALOGUE`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import ClassVar
+
+from google.protobuf import any_pb2
+from google.rpc import code_pb2, error_details_pb2, status_pb2
+
+__all__ = [
+    "CATALOGUE",
+    "DOMAIN",
+    "A2AError",
+    "AuthenticationRequiredError",
+    "ContentTypeNotSupportedError",
+    "ExtendedAgentCardNotConfiguredError",
+    "ExtensionSupportRequiredError",
+    "InternalError",
+    "InvalidAgentResponseError",
+    "InvalidParamsError",
+    "InvalidRequestError",
+    "JSONParseError",
+    "MethodNotFoundError",
+    "PushNotificationNotSupportedError",
+    "TaskNotCancelableError",
+    "TaskNotFoundError",
+    "UnavailableError",
+    "UnsupportedOperationError",
+    "VersionNotSupportedError",
+]
+
+DOMAIN = "a2a-protocol.org"
+
+
+class A2AError(Exception):
+    """An error with a defined meaning on every binding."""
+
+    jsonrpc_code: ClassVar[int]
+    grpc_code: ClassVar[int]
+    http_status: ClassVar[int]
+    reason: ClassVar[str]
+    default_message: ClassVar[str]
+
+    def __init_subclass__(
+        cls,
+        *,
+        jsonrpc: int,
+        grpc: int,
+        http: int,
+        message: str,
+        reason: str | None = None,
+        **kwargs: object,
+    ) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.jsonrpc_code = jsonrpc
+        cls.grpc_code = grpc
+        cls.http_status = http
+        cls.default_message = message
+        cls.reason = reason or re.sub(r"(?<!^)(?=[A-Z])", "_", cls.__name__[:-5]).upper()
+
+    def __init__(
+        self,
+        message: str | None = None,
+        *,
+        metadata: Mapping[str, str] | None = None,
+        violations: Sequence[tuple[str, str]] = (),
+    ) -> None:
+        self.message = message or self.default_message
+        self.metadata = dict(metadata or {})
+        self.violations = list(violations)
+        super().__init__(self.message)
+
+    def to_status(self) -> status_pb2.Status:
+        """The google.rpc.Status both bindings send: ErrorInfo first, BadRequest if any."""
+        info = error_details_pb2.ErrorInfo(reason=self.reason, domain=DOMAIN, metadata=self.metadata)
+        details = [_pack(info)]
+        if self.violations:
+            bad = error_details_pb2.BadRequest(
+                field_violations=[
+                    error_details_pb2.BadRequest.FieldViolation(field=f, description=d)
+                    for f, d in self.violations
+                ]
+            )
+            details.append(_pack(bad))
+        return status_pb2.Status(code=self.grpc_code, message=self.message, details=details)
+
+
+def _pack(message: error_details_pb2.ErrorInfo | error_details_pb2.BadRequest) -> any_pb2.Any:
+    packed = any_pb2.Any()
+    packed.Pack(message)
+    return packed
+
+
+_FP = code_pb2.FAILED_PRECONDITION
+
+# --- A2A errors (bindings.md 2.3) ---------------------------------------------------------
+
+
+class TaskNotFoundError(A2AError, jsonrpc=-32001, grpc=code_pb2.NOT_FOUND, http=404,
+                        message="Task not found"):
+    """The task (or push config) is missing, expired, or not visible to the caller."""
+
+
+class TaskNotCancelableError(A2AError, jsonrpc=-32002, grpc=_FP, http=400,
+                             message="Task cannot be canceled"):
+    """CancelTask on a terminal task."""
+
+
+class PushNotificationNotSupportedError(A2AError, jsonrpc=-32003, grpc=_FP, http=400,
+                                        message="Push Notification is not supported"):
+    """A push-config operation while the capability is off."""
+
+
+class UnsupportedOperationError(A2AError, jsonrpc=-32004, grpc=_FP, http=400,
+                                message="This operation is not supported"):
+    """Streaming or extended card off, a message to or subscription on a terminal task."""
+
+
+class ContentTypeNotSupportedError(A2AError, jsonrpc=-32005, grpc=code_pb2.INVALID_ARGUMENT,
+                                   http=400, message="Incompatible content types"):
+    """A part's media type is not one the agent accepts."""
+
+
+class InvalidAgentResponseError(A2AError, jsonrpc=-32006, grpc=code_pb2.INTERNAL, http=500,
+                                message="Invalid agent response"):
+    """The agent broke the contract of the method (e.g. an event after a terminal state)."""
+
+
+class ExtendedAgentCardNotConfiguredError(A2AError, jsonrpc=-32007, grpc=_FP, http=400,
+                                          message="Authenticated Extended Card is not configured"):
+    """The card declares an extended card but the agent has none."""
+
+
+class ExtensionSupportRequiredError(A2AError, jsonrpc=-32008, grpc=_FP, http=400,
+                                    message="Extension support required"):
+    """The agent requires an extension the client did not activate."""
+
+
+class VersionNotSupportedError(A2AError, jsonrpc=-32009, grpc=_FP, http=400,
+                               message="Version not supported"):
+    """The requested A2A version (missing means 0.3) is not served here."""
+
+
+# --- JSON-RPC standard errors (bindings.md 2.4); reasons as the reference SDK names them ---
+
+
+class JSONParseError(A2AError, jsonrpc=-32700, grpc=code_pb2.INVALID_ARGUMENT, http=400,
+                     message="Invalid JSON payload", reason="PARSE_ERROR"):
+    """The body is not valid JSON."""
+
+
+class InvalidRequestError(A2AError, jsonrpc=-32600, grpc=code_pb2.INVALID_ARGUMENT, http=400,
+                          message="Request payload validation error", reason="INVALID_REQUEST"):
+    """Not a JSON-RPC 2.0 request object (or a batch, or over the size limit)."""
+
+
+class MethodNotFoundError(A2AError, jsonrpc=-32601, grpc=code_pb2.UNIMPLEMENTED, http=404,
+                          message="Method not found", reason="METHOD_NOT_FOUND"):
+    """Not one of the eleven A2A 1.0 operations."""
+
+
+class InvalidParamsError(A2AError, jsonrpc=-32602, grpc=code_pb2.INVALID_ARGUMENT, http=400,
+                         message="Invalid parameters", reason="INVALID_PARAMS"):
+    """The request does not parse, misses REQUIRED fields, or has out-of-range values."""
+
+
+class InternalError(A2AError, jsonrpc=-32603, grpc=code_pb2.INTERNAL, http=500,
+                    message="Internal error", reason="INTERNAL_ERROR"):
+    """An unexpected failure; details are logged, never sent."""
+
+
+class AuthenticationRequiredError(A2AError, jsonrpc=-32000, grpc=code_pb2.UNAUTHENTICATED,
+                                  http=401, message="Authentication required",
+                                  reason="UNAUTHENTICATED"):
+    """Missing or invalid credentials (HTTP 401 on JSON-RPC, UNAUTHENTICATED on gRPC)."""
+
+
+class UnavailableError(A2AError, jsonrpc=-32603, grpc=code_pb2.UNAVAILABLE, http=503,
+                       message="Service temporarily unavailable, retry later",
+                       reason="UNAVAILABLE"):
+    """A dependency (the task store) is throttled or down after retries; safe to retry."""
+
+
+CATALOGUE: tuple[type[A2AError], ...] = tuple(A2AError.__subclasses__())

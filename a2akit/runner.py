@@ -1,0 +1,322 @@
+"""The inline runner: runs an agent for one task and turns what it reports into store writes.
+
+Events the agent reports in one burst (between two real awaits) are written together, in
+one conditional write: an echo agent costs a single write. Each write is conditional on the
+version read; on a conflict the runner re-reads, re-folds its pending events onto the newer
+snapshot through the state machine, and tries again, so no writer loses another's update.
+A CANCELED state written by any process stops the agent: its next write conflicts, and a
+watcher re-reads the task every `store.poll_interval` seconds while the agent is silent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator
+
+from google.protobuf import timestamp_pb2
+
+from a2akit.agent import Agent, RequestContext, TaskHandle
+from a2akit.errors import A2AError, InternalError, InvalidAgentResponseError
+from a2akit.generated import a2a_pb2 as pb
+from a2akit.states import apply_event, ends_stream, is_terminal
+from a2akit.store.base import DuplicateMessageError, StoredTask, TaskStore, VersionConflictError
+
+__all__ = ["Run", "now"]
+
+log = logging.getLogger("a2akit.runner")
+
+_MAX_CONFLICT_RETRIES = 20
+# Background runs (returnImmediately) must be referenced somewhere, or they can be collected.
+_BACKGROUND: set[asyncio.Task[None]] = set()
+
+
+def now() -> timestamp_pb2.Timestamp:
+    """The current time at millisecond precision, so ProtoJSON prints three fraction digits."""
+    ms = time.time_ns() // 1_000_000
+    return timestamp_pb2.Timestamp(seconds=ms // 1000, nanos=(ms % 1000) * 1_000_000)
+
+
+class Run:
+    """One execution of an agent for one task (new or continued).
+
+    `start()` launches the agent in its own asyncio task, so a client that goes away
+    never cancels the work. Consumers read persisted events with `events()`."""
+
+    def __init__(
+        self,
+        store: TaskStore,
+        agent: Agent,
+        context: RequestContext,
+        *,
+        stored: StoredTask | None,
+    ) -> None:
+        self._store = store
+        self._agent = agent
+        self._context = context
+        self._scope = context.caller
+        self._message_id = context.message.message_id
+        self._stored = stored  # what the store holds; None until the task is created
+        if stored is None:
+            first = pb.Task(id=context.task_id, context_id=context.context_id,
+                            status=pb.TaskStatus(state=pb.TASK_STATE_SUBMITTED, timestamp=now()))
+            first.history.append(context.message)
+            self.snapshot = pb.Task()
+            self._pending: list[pb.StreamResponse] = [pb.StreamResponse(task=first)]
+        else:
+            self.snapshot = pb.Task()
+            self.snapshot.CopyFrom(stored.task)
+            self._pending = [pb.StreamResponse(message=context.message)]
+        for event in self._pending:
+            apply_event(self.snapshot, event)
+        self.first_snapshot = pb.Task()
+        self.first_snapshot.CopyFrom(self.snapshot)  # what a stream shows first
+        self.reply_message: pb.Message | None = None
+        self.duplicate_of: str | None = None
+        self.error: A2AError | None = None
+        self._canceled = False
+        self._stopping = False
+        self._catch_up_lock = asyncio.Lock()
+        self._seen_seq = 0 if stored is None else stored.last_seq
+        self._written: list[pb.StreamResponse] = []  # persisted events, for events()
+        self._changed = asyncio.Event()
+        self._dirty = asyncio.Event()
+        self._done = False
+        self._agent_task: asyncio.Task[None] | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    # --- TaskSink, called by TaskHandle ------------------------------------------------------
+
+    @property
+    def canceled(self) -> bool:
+        return self._canceled
+
+    def emit(self, event: pb.StreamResponse) -> None:
+        if self.reply_message is not None:
+            raise InvalidAgentResponseError("the agent already replied with a message")
+        if event.HasField("status_update"):
+            event.status_update.status.timestamp.CopyFrom(now())
+        apply_event(self.snapshot, event)  # raises into the agent on an invalid transition
+        self._pending.append(event)
+        self._dirty.set()
+
+    def reply(self, message: pb.Message) -> None:
+        if self._stored is not None or len(self._pending) > 1:
+            # A task exists for this exchange: the reply becomes part of its history.
+            message.task_id = self._context.task_id
+            self.emit(pb.StreamResponse(message=message))
+            return
+        if self.reply_message is not None:
+            raise InvalidAgentResponseError("an agent replies with one message at most")
+        self.reply_message = message
+
+    # --- lifecycle -----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._main())
+        _BACKGROUND.add(self._task)
+        self._task.add_done_callback(_BACKGROUND.discard)
+
+    async def wait_started(self) -> None:
+        """Return once the task exists in the store, or the run ended without one."""
+        while self._stored is None and not self._done:
+            await self._next_change()
+
+    async def wait_settled(self, budget: float | None) -> None:
+        """Return once the task is terminal or interrupted, the run ended, or `budget` ran out."""
+        deadline = None if budget is None else asyncio.get_running_loop().time() + budget
+        while not self._done and not (self._stored and ends_stream(self._stored.task.status.state)):
+            if not await self._next_change(deadline):
+                return
+
+    @property
+    def stored(self) -> StoredTask | None:
+        return self._stored
+
+    async def events(self, budget: float | None = None) -> AsyncIterator[pb.StreamResponse]:
+        """Status and artifact events as persisted, in order, until the run ends or the budget
+        runs out. Events other writers added (a cancel) are included."""
+        deadline = None if budget is None else asyncio.get_running_loop().time() + budget
+        index = 0
+        while True:
+            while index < len(self._written):
+                event = self._written[index]
+                index += 1
+                if event.HasField("status_update") or event.HasField("artifact_update"):
+                    yield event
+            if self._done or not await self._next_change(deadline):
+                return
+
+    async def _next_change(self, deadline: float | None = None) -> bool:
+        self._changed.clear()
+        if deadline is None:
+            await self._changed.wait()
+            return True
+        remaining = deadline - asyncio.get_running_loop().time()
+        try:
+            await asyncio.wait_for(self._changed.wait(), max(remaining, 0))
+        except TimeoutError:
+            return False
+        return True
+
+    async def _main(self) -> None:
+        handle = TaskHandle(self, self._context.task_id, self._context.context_id)
+        self._agent_task = asyncio.create_task(self._agent.execute(self._context, handle))
+        writer = asyncio.create_task(self._write_loop())
+        watcher = asyncio.create_task(self._watch_cancel())
+        try:
+            try:
+                await self._agent_task
+            except asyncio.CancelledError:
+                if not self._stopping:
+                    raise
+            except A2AError as exc:
+                if self._stored is None and len(self._pending) == 1:
+                    self.error = exc  # raised before reporting anything: the caller gets it
+                else:
+                    self._fail_safely(exc.message)
+            except Exception:
+                log.exception("agent failed on task %s", self._context.task_id)
+                self._fail_safely("The agent failed while working on this task")
+            else:
+                self._finish_contract()
+            watcher.cancel()
+            self._closing = True
+            self._dirty.set()
+            await writer
+        finally:
+            watcher.cancel()
+            writer.cancel()
+            self._done = True
+            self._changed.set()
+
+    def _finish_contract(self) -> None:
+        """An agent must end in a terminal or interrupted state, or with a reply."""
+        if self._stopping or self.reply_message is not None:
+            return
+        if self._stored is None and len(self._pending) == 1:
+            self.error = InvalidAgentResponseError("the agent reported nothing")
+            return
+        if not ends_stream(self.snapshot.status.state):
+            self._fail_safely("The agent stopped before finishing the task")
+
+    def _fail_safely(self, text: str) -> None:
+        if self._stopping or self.reply_message is not None or is_terminal(
+            self.snapshot.status.state
+        ):
+            return
+        status = pb.TaskStatus(state=pb.TASK_STATE_FAILED)
+        status.message.parts.add(text=text)
+        status.message.message_id = f"{self._context.task_id}-failure"
+        status.message.role = pb.ROLE_AGENT
+        self.emit(pb.StreamResponse(status_update=pb.TaskStatusUpdateEvent(
+            task_id=self._context.task_id, context_id=self._context.context_id, status=status)))
+
+    _closing = False
+
+    async def _write_loop(self) -> None:
+        while True:
+            await self._dirty.wait()
+            self._dirty.clear()
+            if self._pending and self.reply_message is None and self.error is None:
+                try:
+                    await self._flush()
+                except A2AError as exc:
+                    self._abort(exc)
+                    return
+                except Exception as exc:
+                    log.exception("store write failed for task %s", self._context.task_id)
+                    self._abort(InternalError("The task store failed"))
+                    raise InternalError("The task store failed") from exc
+            if self._closing and not self._dirty.is_set():
+                return
+
+    def _abort(self, error: A2AError) -> None:
+        """The store refused a write: stop the agent; the caller gets the error if no task
+        exists yet, otherwise the task stays as last written."""
+        if self._stored is None:
+            self.error = error
+        self._pending.clear()
+        self._stop_agent()
+
+    async def _flush(self) -> None:
+        for _ in range(_MAX_CONFLICT_RETRIES):
+            batch = list(self._pending)
+            try:
+                if self._stored is None:
+                    stored = await self._store.create(self._scope, self.snapshot, batch,
+                                                      self._message_id)
+                else:
+                    claim = self._message_id if not self._written else None
+                    stored = await self._store.update(self._scope, self.snapshot.id,
+                                                      self._stored.version, self.snapshot, batch,
+                                                      claim)
+            except DuplicateMessageError as exc:
+                self.duplicate_of = exc.task_id
+                self._stop_agent()
+                return
+            except VersionConflictError:
+                if not await self._refold(batch):
+                    return
+                continue
+            del self._pending[:len(batch)]
+            self._stored = stored
+            self._written.extend(batch)
+            self._seen_seq = stored.last_seq
+            self._changed.set()
+            return
+        raise InvalidAgentResponseError("the task kept changing under the agent")
+
+    async def _refold(self, batch: list[pb.StreamResponse]) -> bool:
+        """Rebuild the snapshot from the newer stored one plus our pending events.
+        Returns False when the agent must stop (the task was canceled or ended elsewhere)."""
+        current = await self._store.get(self._scope, self._context.task_id)
+        if current is None:
+            return False
+        await self._catch_up(current)
+        if is_terminal(current.task.status.state):
+            self._ended_elsewhere(current)
+            return False
+        snapshot = pb.Task()
+        snapshot.CopyFrom(current.task)
+        for event in batch:
+            apply_event(snapshot, event)
+        self.snapshot = snapshot
+        return True
+
+    async def _catch_up(self, current: StoredTask) -> None:
+        """Take in what other writers stored since our last write, so streams show it."""
+        async with self._catch_up_lock:
+            self._stored = current
+            for stored_event in await self._store.events_after(
+                self._scope, self._context.task_id, self._seen_seq
+            ):
+                if stored_event.seq > self._seen_seq:
+                    self._written.append(stored_event.event)
+                    self._seen_seq = stored_event.seq
+        self._changed.set()
+
+    def _ended_elsewhere(self, current: StoredTask) -> None:
+        self._canceled = current.task.status.state == pb.TASK_STATE_CANCELED
+        self.snapshot.CopyFrom(current.task)
+        self._pending.clear()
+        self._stop_agent()
+
+    def _stop_agent(self) -> None:
+        self._stopping = True
+        if self._agent_task is not None and not self._agent_task.done():
+            self._agent_task.cancel()
+
+    async def _watch_cancel(self) -> None:
+        while True:
+            await asyncio.sleep(self._store.poll_interval)
+            if self._stored is None:
+                continue
+            current = await self._store.get(self._scope, self._context.task_id)
+            # Only CANCELED counts: the agent's own writes never cancel, so this cannot be
+            # our own completed write seen before we recorded it.
+            if current is not None and current.task.status.state == pb.TASK_STATE_CANCELED:
+                await self._catch_up(current)
+                self._ended_elsewhere(current)
+                return

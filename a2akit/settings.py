@@ -1,0 +1,129 @@
+"""Settings: read from the environment once, into one frozen, typed object.
+
+Code receives a `Settings`; tests build one directly instead of patching the environment.
+The names below are the kit's public interface (DESIGN.md); infra/ imports them from here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+
+__all__ = ["ENV", "Settings", "SettingsError"]
+
+
+class SettingsError(ValueError):
+    """An environment variable has a value the kit cannot use; the message names it."""
+
+
+# Environment variable names, one place.
+class ENV:
+    AGENT = "A2A_AGENT"
+    TABLE = "A2A_TABLE"
+    DYNAMODB_ENDPOINT = "AWS_ENDPOINT_URL_DYNAMODB"
+    PUBLIC_URL = "A2A_PUBLIC_URL"
+    GRPC_ADDRESS = "A2A_GRPC_ADDRESS"
+    ALLOW_ANONYMOUS = "A2A_ALLOW_ANONYMOUS"
+    BEARER_TOKENS = "A2A_BEARER_TOKENS"
+    GRPC_PORT = "GRPC_PORT"
+    MAX_REQUEST_BYTES = "A2A_MAX_REQUEST_BYTES"
+    PUSH_NOTIFICATIONS = "A2A_PUSH_NOTIFICATIONS"
+    EXTENDED_AGENT_CARD = "A2A_EXTENDED_AGENT_CARD"
+    STREAM_BUDGET_SECONDS = "A2A_STREAM_BUDGET_SECONDS"
+    RETENTION_DAYS = "A2A_RETENTION_DAYS"
+
+
+DEFAULT_AGENT = "examples.echo:agent"
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    agent: str = DEFAULT_AGENT
+    table: str | None = None
+    dynamodb_endpoint: str | None = None
+    public_url: str = "http://127.0.0.1:8000/"
+    grpc_address: str | None = None
+    allow_anonymous: bool = False
+    # bearer token -> owner; a real identity provider (API Gateway authorizer) takes precedence.
+    bearer_tokens: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    grpc_port: int = 50051
+    # One limit for both bindings: JSON-RPC body bytes and gRPC message bytes.
+    max_request_bytes: int = 1024 * 1024
+    push_notifications: bool = False
+    extended_agent_card: bool = False
+    # Longest a stream (or a blocking wait) may run; Lambda needs one below its timeout.
+    stream_budget_seconds: float | None = None
+    retention_days: int = 30
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if environ is None else environ
+        return cls(
+            agent=env.get(ENV.AGENT) or DEFAULT_AGENT,
+            table=env.get(ENV.TABLE) or None,
+            dynamodb_endpoint=env.get(ENV.DYNAMODB_ENDPOINT) or None,
+            public_url=env.get(ENV.PUBLIC_URL) or cls.public_url,
+            grpc_address=_grpc_address(env.get(ENV.GRPC_ADDRESS)),
+            allow_anonymous=_bool(env, ENV.ALLOW_ANONYMOUS),
+            bearer_tokens=_tokens(env.get(ENV.BEARER_TOKENS, "")),
+            grpc_port=_int(env, ENV.GRPC_PORT, cls.grpc_port, minimum=0),
+            max_request_bytes=_int(env, ENV.MAX_REQUEST_BYTES, cls.max_request_bytes, minimum=1024),
+            push_notifications=_bool(env, ENV.PUSH_NOTIFICATIONS),
+            extended_agent_card=_bool(env, ENV.EXTENDED_AGENT_CARD),
+            stream_budget_seconds=_float(env, ENV.STREAM_BUDGET_SECONDS),
+            retention_days=_int(env, ENV.RETENTION_DAYS, cls.retention_days, minimum=1),
+        )
+
+
+def _bool(env: Mapping[str, str], name: str) -> bool:
+    value = env.get(name, "").strip().lower()
+    if value in ("", "0", "false", "no"):
+        return False
+    if value in ("1", "true", "yes"):
+        return True
+    raise SettingsError(f"{name} must be true or false, not {value!r}")
+
+
+def _int(env: Mapping[str, str], name: str, default: int, *, minimum: int) -> int:
+    raw = env.get(name)
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise SettingsError(f"{name} must be an integer, not {raw!r}") from None
+    if value < minimum:
+        raise SettingsError(f"{name} must be at least {minimum}, not {value}")
+    return value
+
+
+def _float(env: Mapping[str, str], name: str) -> float | None:
+    raw = env.get(name)
+    if not raw:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        raise SettingsError(f"{name} must be a number of seconds, not {raw!r}") from None
+    if value <= 0:
+        raise SettingsError(f"{name} must be positive, not {raw!r}")
+    return value
+
+
+def _tokens(raw: str) -> dict[str, str]:
+    """`owner=token,owner2=token2` -> {token: owner}."""
+    tokens: dict[str, str] = {}
+    for item in filter(None, (part.strip() for part in raw.split(","))):
+        owner, sep, token = item.partition("=")
+        if not sep or not owner or not token:
+            raise SettingsError(f"{ENV.BEARER_TOKENS} entries must look like owner=token")
+        tokens[token] = owner
+    return tokens
+
+
+def _grpc_address(raw: str | None) -> str | None:
+    """The card publishes gRPC as host:port (bindings.md 4); strip a scheme if given."""
+    if not raw:
+        return None
+    return raw.split("://", 1)[-1].rstrip("/")

@@ -1,0 +1,83 @@
+"""The task state machine: state classes, allowed transitions, and event folding.
+
+The one place that decides what a task may become. Terminal states are final; interrupted
+states wait for the client; a task's first state is whatever the agent reports first.
+"""
+
+from __future__ import annotations
+
+from a2akit.errors import InvalidAgentResponseError
+from a2akit.generated import a2a_pb2 as pb
+
+__all__ = [
+    "INTERRUPTED",
+    "TERMINAL",
+    "apply_event",
+    "check_transition",
+    "ends_stream",
+    "is_terminal",
+]
+
+TERMINAL = frozenset({
+    pb.TASK_STATE_COMPLETED, pb.TASK_STATE_FAILED, pb.TASK_STATE_CANCELED, pb.TASK_STATE_REJECTED,
+})
+INTERRUPTED = frozenset({pb.TASK_STATE_INPUT_REQUIRED, pb.TASK_STATE_AUTH_REQUIRED})
+
+
+def is_terminal(state: pb.TaskState.ValueType) -> bool:
+    return state in TERMINAL
+
+
+def ends_stream(state: pb.TaskState.ValueType) -> bool:
+    """A stream of task events closes once the task is terminal or interrupted (spec 11.7)."""
+    return state in TERMINAL or state in INTERRUPTED
+
+
+def check_transition(current: pb.TaskState.ValueType, new: pb.TaskState.ValueType) -> None:
+    """Raise InvalidAgentResponseError unless a task in `current` may move to `new`."""
+    if new == pb.TASK_STATE_UNSPECIFIED:
+        raise InvalidAgentResponseError("a task status needs a state")
+    if current in TERMINAL:
+        raise InvalidAgentResponseError(
+            f"task is already {pb.TaskState.Name(current)}; no further changes are allowed"
+        )
+
+
+def apply_event(task: pb.Task, event: pb.StreamResponse) -> None:
+    """Fold one event into the snapshot in place, after checking the state machine.
+
+    A `task` event replaces the snapshot; a status update moves the previous status message
+    into history; an artifact update adds, replaces (append=false) or extends (append=true)
+    the artifact with that id; a `message` event is appended to history."""
+    kind = event.WhichOneof("payload")
+    if kind == "task":
+        task.CopyFrom(event.task)
+        return
+    if task.status.state in TERMINAL:
+        check_transition(task.status.state, pb.TASK_STATE_COMPLETED)
+    if kind == "status_update":
+        status = event.status_update.status
+        check_transition(task.status.state, status.state)
+        if task.status.HasField("message"):
+            task.history.append(task.status.message)
+        task.status.CopyFrom(status)
+    elif kind == "artifact_update":
+        _apply_artifact(task, event.artifact_update)
+    elif kind == "message":
+        task.history.append(event.message)
+    else:
+        raise InvalidAgentResponseError("an event needs a payload")
+
+
+def _apply_artifact(task: pb.Task, update: pb.TaskArtifactUpdateEvent) -> None:
+    for existing in task.artifacts:
+        if existing.artifact_id == update.artifact.artifact_id:
+            if update.append:
+                existing.parts.extend(update.artifact.parts)
+                if update.artifact.HasField("metadata"):
+                    existing.metadata.MergeFrom(update.artifact.metadata)
+            else:
+                existing.CopyFrom(update.artifact)
+            return
+    # append=true for an unknown id starts the artifact, as a lost first chunk would have.
+    task.artifacts.append(update.artifact)
