@@ -1,0 +1,47 @@
+"""Assembles the core once per process from settings: agent, store, card, operations."""
+
+from __future__ import annotations
+
+import importlib
+
+from a2akit.agent import Agent
+from a2akit.card import build_card
+from a2akit.operations import Operations
+from a2akit.settings import Settings, SettingsError
+from a2akit.store.base import TaskStore
+
+__all__ = ["build_operations", "load_agent", "make_store"]
+
+
+def load_agent(path: str) -> Agent:
+    """Import `module:attribute`; the attribute is an agent, or a class/factory making one."""
+    module_name, _, attribute = path.partition(":")
+    if not module_name or not attribute:
+        raise SettingsError(f"A2A_AGENT must look like module:attribute, not {path!r}")
+    try:
+        target = getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError) as exc:
+        raise SettingsError(f"A2A_AGENT={path!r} cannot be imported: {exc}") from exc
+    agent = target if hasattr(target, "execute") and not isinstance(target, type) else target()
+    if not isinstance(agent, Agent):
+        raise SettingsError(f"A2A_AGENT={path!r} has no async execute(context, task) method")
+    return agent
+
+
+def make_store(settings: Settings) -> TaskStore:
+    if settings.table:
+        # Imported only when configured: boto3 costs ~0.4 s of cold start.
+        from a2akit.store.dynamodb import DynamoDBStore
+
+        store: TaskStore = DynamoDBStore.from_settings(settings)
+        return store
+    from a2akit.store.memory import MemoryStore
+
+    return MemoryStore()
+
+
+def build_operations(settings: Settings, store: TaskStore | None = None,
+                     agent: Agent | None = None) -> Operations:
+    agent = agent if agent is not None else load_agent(settings.agent)
+    return Operations(settings, store if store is not None else make_store(settings), agent,
+                      build_card(settings, agent))

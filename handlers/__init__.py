@@ -1,0 +1,1 @@
+"""Lambda entry points. `handlers.jsonrpc.handler` serves JSON-RPC; it never imports grpc."""

@@ -1,0 +1,196 @@
+"""The JSON-RPC 2.0 binding as a Starlette app (spec section 9), over the shared core.
+
+Checks run in the reference order: JSON parse -> envelope -> method -> params -> version ->
+caller -> operation. A2A errors answer with HTTP 200 and the catalogue's code; only missing
+or bad credentials get HTTP 401. Streaming methods answer `text/event-stream`, each event a
+whole JSON-RPC response; an error found before the first event is a plain JSON response.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+from urllib.parse import urlsplit
+
+from google.protobuf import json_format
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import Route
+
+from a2akit.auth import resolve_owner
+from a2akit.errors import (
+    A2AError,
+    AuthenticationRequiredError,
+    InternalError,
+    InvalidRequestError,
+    JSONParseError,
+    MethodNotFoundError,
+)
+from a2akit.generated import a2a_pb2 as pb
+from a2akit.operations import OPERATIONS, Call, Operations
+from a2akit.protojson import from_json, to_json
+from a2akit.service_params import check_version, parse_extensions
+
+__all__ = ["AGENT_CARD_PATH", "create_app"]
+
+log = logging.getLogger("a2akit.jsonrpc")
+
+AGENT_CARD_PATH = "/.well-known/agent-card.json"
+JSON = "application/json"
+_KEEPALIVE_SECONDS = 15.0
+_Id = str | int | None
+
+
+def _dumps(payload: dict[str, Any]) -> bytes:
+    return json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def _error_body(error: A2AError, request_id: _Id) -> dict[str, Any]:
+    status = error.to_status()
+    data = [json_format.MessageToDict(detail) for detail in status.details]
+    return {"jsonrpc": "2.0", "id": request_id,
+            "error": {"code": error.jsonrpc_code, "message": error.message, "data": data}}
+
+
+def _error_response(error: A2AError, request_id: _Id) -> Response:
+    headers = {}
+    http_status = 200
+    if isinstance(error, AuthenticationRequiredError):
+        http_status = 401
+        headers["WWW-Authenticate"] = 'Bearer realm="a2a"'
+    return Response(_dumps(_error_body(error, request_id)), status_code=http_status,
+                    media_type=JSON, headers=headers)
+
+
+def _principal(request: Request) -> str | None:
+    """A caller identity API Gateway already verified (authorizer context), if any."""
+    event = request.scope.get("aws.event") or {}
+    authorizer = (event.get("requestContext") or {}).get("authorizer") or {}
+    claims = (authorizer.get("jwt") or {}).get("claims") or {}
+    principal = (claims.get("sub") or (authorizer.get("lambda") or {}).get("principalId")
+                 or (authorizer.get("iam") or {}).get("userArn"))
+    return str(principal) if principal else None
+
+
+class _JsonRpc:
+    def __init__(self, operations: Operations) -> None:
+        self.ops = operations
+        self.settings = operations.settings
+        self.limit = operations.settings.max_request_bytes
+        self.supported_extensions = {e.uri for e in operations.card.capabilities.extensions}
+
+    async def _body(self, request: Request) -> bytes:
+        too_big = InvalidRequestError(f"Request body exceeds the limit of {self.limit} bytes",
+                                      metadata={"limitBytes": str(self.limit)})
+        declared = request.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > self.limit:
+            raise too_big
+        body = bytearray()
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > self.limit:
+                raise too_big
+        return bytes(body)
+
+    async def handle(self, request: Request) -> Response:
+        request_id: _Id = None
+        try:
+            try:
+                payload = json.loads(await self._body(request))
+            except (ValueError, UnicodeDecodeError) as exc:
+                raise JSONParseError() from exc
+            if isinstance(payload, list):
+                raise InvalidRequestError("Batch requests are not supported")
+            if not isinstance(payload, dict):
+                raise InvalidRequestError("The request must be a JSON object")
+            raw_id = payload.get("id")
+            if raw_id is not None and (isinstance(raw_id, bool)
+                                       or not isinstance(raw_id, str | int)):
+                raise InvalidRequestError("id must be a string, an integer or null")
+            request_id = raw_id
+            if payload.get("jsonrpc") != "2.0":
+                raise InvalidRequestError('jsonrpc must be exactly "2.0"')
+            method = payload.get("method")
+            if not isinstance(method, str):
+                raise InvalidRequestError("method must be a string")
+            operation = OPERATIONS.get(method)
+            if operation is None:
+                raise MethodNotFoundError(f"Method not found: {method}",
+                                          metadata={"method": method})
+            message = from_json(payload.get("params"), operation.request)
+            check_version(request.headers.get("a2a-version")
+                          or request.query_params.get("A2A-Version"))
+            owner = resolve_owner(self.settings, request.headers.get("authorization"),
+                                  _principal(request))
+            extensions = parse_extensions(request.headers.getlist("a2a-extensions"))
+            call = Call(owner=owner, extensions=extensions)
+            headers = self._echo_extensions(extensions)
+            if operation.streaming:
+                events = await self.ops.stream(method, message, call)
+                return StreamingResponse(self._sse(events, request_id), headers={
+                    **headers, "Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+                    media_type="text/event-stream")
+            result = await self.ops.unary(method, message, call)
+            body = {"jsonrpc": "2.0", "id": request_id, "result": to_json(result)}
+            return Response(_dumps(body), media_type=JSON, headers=headers)
+        except A2AError as error:
+            return _error_response(error, request_id)
+        except Exception:
+            log.exception("unexpected failure in JSON-RPC request")
+            return _error_response(InternalError(), request_id)
+
+    def _echo_extensions(self, requested: tuple[str, ...]) -> dict[str, str]:
+        active = [uri for uri in requested if uri in self.supported_extensions]
+        return {"A2A-Extensions": ",".join(active)} if active else {}
+
+    async def _sse(self, events: AsyncIterator[pb.StreamResponse],
+                   request_id: _Id) -> AsyncIterator[bytes]:
+        """SSE frames; a comment line every 15 s keeps idle proxies from closing the stream."""
+        pending: asyncio.Task[pb.StreamResponse] | None = None
+        try:
+            while True:
+                if pending is None:
+                    pending = asyncio.ensure_future(anext(events))
+                done, _ = await asyncio.wait({pending}, timeout=_KEEPALIVE_SECONDS)
+                if not done:
+                    yield b": keep-alive\n\n"
+                    continue
+                task, pending = pending, None
+                try:
+                    event = task.result()
+                except StopAsyncIteration:
+                    return
+                body = {"jsonrpc": "2.0", "id": request_id, "result": to_json(event)}
+                yield b"data: " + _dumps(body) + b"\n\n"
+        except A2AError as error:
+            yield b"event: error\ndata: " + _dumps(_error_body(error, request_id)) + b"\n\n"
+        except Exception:
+            log.exception("stream failed")
+            yield b"event: error\ndata: " + _dumps(_error_body(InternalError(), request_id)) + b"\n\n"
+        finally:
+            if pending is not None:
+                pending.cancel()
+            await events.aclose()  # type: ignore[attr-defined]
+
+
+def create_app(operations: Operations) -> Starlette:
+    """The JSON-RPC app: POST at the interface URL's path, GET of the public agent card."""
+    card_body = _dumps(to_json(operations.card))
+    etag = '"' + hashlib.sha256(card_body).hexdigest()[:32] + '"'
+
+    async def agent_card(request: Request) -> Response:
+        headers = {"Cache-Control": "public, max-age=300", "ETag": etag}
+        if request.headers.get("if-none-match") == etag:
+            return Response(status_code=304, headers=headers)
+        return Response(card_body, media_type=JSON, headers=headers)
+
+    path = urlsplit(operations.settings.public_url).path or "/"
+    return Starlette(routes=[
+        Route(AGENT_CARD_PATH, agent_card, methods=["GET"]),
+        Route(path, _JsonRpc(operations).handle, methods=["POST"]),
+    ])
