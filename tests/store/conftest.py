@@ -1,0 +1,63 @@
+"""Fixtures for the store tests: both stores, DynamoDB through DynamoDB Local."""
+
+from __future__ import annotations
+
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+_ROOT = str(Path(__file__).resolve().parents[2])
+if _ROOT not in sys.path:
+    sys.path.insert(0, _ROOT)
+
+from a2akit.store import table  # noqa: E402
+from a2akit.store.base import Scope, TaskStore  # noqa: E402
+from a2akit.store.dynamodb import DynamoDBStore, make_client  # noqa: E402
+from a2akit.store.memory import MemoryStore  # noqa: E402
+from tests.dynamodb_local import dynamodb_local, set_dummy_credentials  # noqa: E402
+
+TABLE = "a2akit-test"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="session")
+def ddb_endpoint() -> Iterator[str]:
+    """DynamoDB Local with the table, once per session."""
+    set_dummy_credentials()
+    with dynamodb_local() as url:
+        client = make_client(url, "us-east-1")
+        try:
+            client.create_table(**table.create_table_kwargs(TABLE))
+            client.get_waiter("table_exists").wait(TableName=TABLE)
+        finally:
+            client.close()
+        yield url
+
+
+@pytest.fixture
+def ddb_client(ddb_endpoint: str) -> Iterator[Any]:
+    client = make_client(ddb_endpoint, "us-east-1")
+    yield client
+    client.close()
+
+
+@pytest.fixture(params=["memory", "dynamodb"])
+def store(request: pytest.FixtureRequest) -> TaskStore:
+    if request.param == "memory":
+        return MemoryStore()
+    client = request.getfixturevalue("ddb_client")
+    return DynamoDBStore(TABLE, client)
+
+
+@pytest.fixture
+def scope() -> Scope:
+    """A fresh tenant per test: tests share one table but never each other's items."""
+    return Scope(tenant=f"t#{uuid.uuid4().hex[:8]}", owner="alice")
