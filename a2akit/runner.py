@@ -77,6 +77,7 @@ class Run:
         self.error: A2AError | None = None
         self._canceled = False
         self._stopping = False
+        self._settled = False  # this run stored a terminal or interrupted state
         self._catch_up_lock = asyncio.Lock()
         self._seen_seq = 0 if stored is None else stored.last_seq
         self._written: list[pb.StreamResponse] = []  # persisted events, for events()
@@ -126,7 +127,7 @@ class Run:
     async def wait_settled(self, budget: float | None) -> None:
         """Return once the task is terminal or interrupted, the run ended, or `budget` ran out."""
         deadline = None if budget is None else asyncio.get_running_loop().time() + budget
-        while not self._done and not (self._stored and ends_stream(self._stored.task.status.state)):
+        while not self._done and not self._settled:
             if not await self._next_change(deadline):
                 return
 
@@ -264,6 +265,8 @@ class Run:
             self._stored = stored
             self._written.extend(batch)
             self._seen_seq = stored.last_seq
+            self._settled = self._settled or ends_stream(stored.task.status.state) and any(
+                e.HasField("status_update") for e in batch)
             self._changed.set()
             return
         raise InvalidAgentResponseError("the task kept changing under the agent")
@@ -298,6 +301,7 @@ class Run:
         self._changed.set()
 
     def _ended_elsewhere(self, current: StoredTask) -> None:
+        self._settled = True
         self._canceled = current.task.status.state == pb.TASK_STATE_CANCELED
         self.snapshot.CopyFrom(current.task)
         self._pending.clear()

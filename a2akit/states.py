@@ -64,6 +64,11 @@ def apply_event(task: pb.Task, event: pb.StreamResponse) -> None:
     elif kind == "artifact_update":
         _apply_artifact(task, event.artifact_update)
     elif kind == "message":
+        # Keep history in time order: the status message (say, the agent's question) came
+        # before this reply to it.
+        if task.status.HasField("message"):
+            task.history.append(task.status.message)
+            task.status.ClearField("message")
         task.history.append(event.message)
     else:
         raise InvalidAgentResponseError("an event needs a payload")

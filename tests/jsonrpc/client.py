@@ -1,0 +1,157 @@
+"""JSON-RPC test clients: the same calls through the ASGI app or the real Mangum handler
+fed API Gateway HTTP API (payload 2.0) and Lambda Function URL events."""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+import pathlib
+from collections.abc import Iterator
+from typing import Any
+
+from mangum import Mangum
+from starlette.applications import Starlette
+from starlette.testclient import TestClient
+
+EVENTS = pathlib.Path(__file__).parent.parent / "events"
+V1 = {"A2A-Version": "1.0"}
+
+
+class Reply:
+    def __init__(self, status: int, headers: dict[str, str], body: bytes) -> None:
+        self.status = status
+        self.headers = {k.lower(): v for k, v in headers.items()}
+        self.body = body
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+    def events(self) -> list[dict[str, Any]]:
+        """SSE `data:` payloads, in order; an `event: error` frame yields its data too."""
+        assert self.headers["content-type"].startswith("text/event-stream"), self.body
+        out = []
+        for frame in self.body.decode().split("\n\n"):
+            for line in frame.splitlines():
+                if line.startswith("data: "):
+                    out.append(json.loads(line[6:]))
+        return out
+
+
+class Client:
+    kind = "asgi"
+
+    def __init__(self, app: Starlette) -> None:
+        self.app = app
+        self.ids = iter(range(1, 1_000_000))
+
+    def post(self, body: bytes, headers: dict[str, str]) -> Reply:
+        raise NotImplementedError
+
+    def call(self, method: str, params: Any = None, headers: dict[str, str] | None = None,
+             **extra: Any) -> Reply:
+        payload: dict[str, Any] = {"jsonrpc": "2.0", "id": next(self.ids), "method": method}
+        if params is not None:
+            payload["params"] = params
+        payload.update(extra)
+        return self.post(json.dumps(payload).encode(), {**V1, **(headers or {})})
+
+    def result(self, method: str, params: Any = None, **kw: Any) -> Any:
+        reply = self.call(method, params, **kw).json()
+        assert "error" not in reply, reply
+        return reply["result"]
+
+    def error(self, method: str, params: Any = None, **kw: Any) -> dict[str, Any]:
+        reply = self.call(method, params, **kw).json()
+        assert "error" in reply, reply
+        error: dict[str, Any] = reply["error"]
+        return error
+
+    def get(self, path: str, headers: dict[str, str] | None = None) -> Reply:
+        raise NotImplementedError
+
+
+class AsgiClient(Client):
+    def __init__(self, app: Starlette) -> None:
+        super().__init__(app)
+        self._client = TestClient(app)
+        self._client.__enter__()
+
+    def post(self, body: bytes, headers: dict[str, str]) -> Reply:
+        r = self._client.post("/", content=body, headers={"content-type": "application/json",
+                                                          **headers})
+        return Reply(r.status_code, dict(r.headers), r.content)
+
+    def get(self, path: str, headers: dict[str, str] | None = None) -> Reply:
+        r = self._client.get(path, headers=headers or {})
+        return Reply(r.status_code, dict(r.headers), r.content)
+
+    def close(self) -> None:
+        self._client.__exit__(None, None, None)
+
+
+class LambdaClient(Client):
+    """Drives the real Mangum handler, configured as handlers.jsonrpc configures it."""
+
+    def __init__(self, app: Starlette, event_file: str) -> None:
+        super().__init__(app)
+        self.kind = event_file.removesuffix(".json")
+        self.template = json.loads((EVENTS / event_file).read_text())
+        self.handler = Mangum(app, lifespan="off", text_mime_types=[
+            "application/json", "application/a2a+json", "text/event-stream", "text/plain"])
+        self.authorizer: dict[str, Any] | None = None
+
+    def _invoke(self, method: str, path: str, body: bytes, headers: dict[str, str]) -> Reply:
+        event = copy.deepcopy(self.template)
+        event["rawPath"] = event["requestContext"]["http"]["path"] = path
+        event["requestContext"]["http"]["method"] = method
+        event["headers"].update({k.lower(): v for k, v in headers.items()})
+        event["body"] = body.decode()
+        if self.authorizer is not None:
+            event["requestContext"]["authorizer"] = self.authorizer
+        response = self.handler(event, _Context())
+        raw = response.get("body", "")
+        data = base64.b64decode(raw) if response.get("isBase64Encoded") else raw.encode()
+        # Text responses must not be base64: API Gateway would hand clients base64.
+        if response["headers"].get("content-type", "").startswith(("application/json",
+                                                                     "text/event-stream")):
+            assert not response.get("isBase64Encoded"), response
+        return Reply(response["statusCode"], response["headers"], data)
+
+    def post(self, body: bytes, headers: dict[str, str]) -> Reply:
+        return self._invoke("POST", "/", body, headers)
+
+    def get(self, path: str, headers: dict[str, str] | None = None) -> Reply:
+        return self._invoke("GET", path, b"", headers or {})
+
+    def close(self) -> None:
+        pass
+
+
+class _Context:
+    function_name = "a2a-jsonrpc"
+    aws_request_id = "test"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 30_000
+
+
+def make_client(kind: str, app: Starlette) -> Client:
+    if kind == "asgi":
+        return AsgiClient(app)
+    return LambdaClient(app, f"{kind}.json")
+
+
+KINDS = ["asgi", "apigw_http_v2", "function_url"]
+
+
+def user_message(text: str = "hello", message_id: str | None = None,
+                 **fields: Any) -> dict[str, Any]:
+    import uuid
+
+    return {"messageId": message_id or str(uuid.uuid4()), "role": "ROLE_USER",
+            "parts": [{"text": text}], **fields}
+
+
+def iter_kinds() -> Iterator[str]:
+    yield from KINDS

@@ -1,0 +1,468 @@
+"""The JSON-RPC binding, through the ASGI app and through Mangum with Lambda event shapes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from a2akit.agent import RequestContext, TaskHandle
+from a2akit.runtime import build_operations
+from a2akit.settings import Settings
+from a2akit.store.memory import MemoryStore
+from examples.cancellable import CountingAgent
+from examples.echo import EchoAgent
+from examples.input_required import GreeterAgent
+from examples.streaming import StreamingAgent
+from handlers._jsonrpc_app import create_app
+from tests.jsonrpc.client import KINDS, Client, LambdaClient, make_client, user_message
+
+ANON = Settings(allow_anonymous=True, push_notifications=True)
+
+
+@pytest.fixture(params=KINDS)
+def kind(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+def _client(kind: str, agent: Any = None, settings: Settings = ANON) -> Iterator[Client]:
+    loop = None
+    if kind != "asgi":
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+    ops = build_operations(settings, MemoryStore(), agent or EchoAgent())
+    client = make_client(kind, create_app(ops))
+    try:
+        yield client
+    finally:
+        client.close()
+        if loop is not None:
+            for task in asyncio.all_tasks(loop):
+                task.cancel()
+            loop.run_until_complete(asyncio.sleep(0))
+            loop.close()
+            asyncio.set_event_loop(None)
+
+
+@pytest.fixture
+def rpc(kind: str) -> Iterator[Client]:
+    yield from _client(kind)
+
+
+def _info(error: dict[str, Any]) -> dict[str, Any]:
+    data = error["data"]
+    assert isinstance(data, list) and data, error
+    info: dict[str, Any] = data[0]
+    assert info["@type"] == "type.googleapis.com/google.rpc.ErrorInfo"
+    assert info["domain"] == "a2a-protocol.org"
+    return info
+
+
+# --- SendMessage and GetTask -------------------------------------------------------------------
+
+
+def test_echo_send_returns_completed_task(rpc: Client) -> None:
+    result = rpc.result("SendMessage", {"message": user_message("hi there")})
+    task = result["task"]
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert task["artifacts"][0]["parts"] == [{"text": "hi there"}]
+    assert task["history"][0]["parts"] == [{"text": "hi there"}]
+    assert task["history"][0]["taskId"] == task["id"]
+    # RFC 3339 with millisecond precision.
+    assert len(task["status"]["timestamp"]) == len("2026-01-01T00:00:00.000Z")
+    got = rpc.result("GetTask", {"id": task["id"], "historyLength": 0})
+    assert got["id"] == task["id"] and "history" not in got
+
+
+def test_repeated_message_id_returns_the_first_task(rpc: Client) -> None:
+    message = user_message("once", message_id="same-id")
+    first = rpc.result("SendMessage", {"message": message})["task"]
+    again = rpc.result("SendMessage", {"message": message})["task"]
+    assert again["id"] == first["id"]
+    assert rpc.result("ListTasks", {})["totalSize"] == 1
+
+
+def test_context_id_is_kept_and_returned(rpc: Client) -> None:
+    task = rpc.result("SendMessage", {"message": user_message(contextId="ctx-1")})["task"]
+    assert task["contextId"] == "ctx-1"
+
+
+def test_get_unknown_task_is_task_not_found(rpc: Client) -> None:
+    error = rpc.error("GetTask", {"id": "nope"})
+    assert error["code"] == -32001
+    info = _info(error)
+    assert info["reason"] == "TASK_NOT_FOUND" and info["metadata"] == {"taskId": "nope"}
+
+
+def test_negative_history_length_is_invalid(rpc: Client) -> None:
+    assert rpc.error("GetTask", {"id": "x", "historyLength": -1})["code"] == -32602
+
+
+def test_unknown_fields_are_ignored(rpc: Client) -> None:
+    result = rpc.result("SendMessage", {"message": user_message(), "futureField": 1})
+    assert result["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+def test_unsupported_media_type_is_content_type_error(rpc: Client) -> None:
+    message = user_message()
+    message["parts"] = [{"raw": "aGk=", "mediaType": "image/png"}]
+    error = rpc.error("SendMessage", {"message": message})
+    assert error["code"] == -32005
+    assert _info(error)["metadata"] == {"mediaType": "image/png"}
+
+
+# --- multi-turn: input required, continuing, terminal tasks ------------------------------------
+
+
+@pytest.fixture
+def greeter(kind: str) -> Iterator[Client]:
+    yield from _client(kind, GreeterAgent())
+
+
+def test_input_required_then_completed(greeter: Client) -> None:
+    task = greeter.result("SendMessage", {"message": user_message("hi")})["task"]
+    assert task["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+    assert task["status"]["message"]["parts"] == [{"text": "What is your name?"}]
+    follow = user_message("Ada", taskId=task["id"])
+    done = greeter.result("SendMessage", {"message": follow})["task"]
+    assert done["id"] == task["id"] and done["contextId"] == task["contextId"]
+    assert done["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert done["artifacts"][0]["parts"] == [{"text": "Hello, Ada!"}]
+    # The agent's question moved into history; both user messages are there.
+    texts = [m["parts"][0]["text"] for m in done["history"]]
+    assert texts == ["hi", "What is your name?", "Ada"]
+    error = greeter.error("SendMessage", {"message": user_message("more", taskId=task["id"])})
+    assert error["code"] == -32004 and _info(error)["reason"] == "UNSUPPORTED_OPERATION"
+
+
+def test_context_mismatch_is_invalid_params(greeter: Client) -> None:
+    task = greeter.result("SendMessage", {"message": user_message()})["task"]
+    message = user_message(taskId=task["id"], contextId="other")
+    assert greeter.error("SendMessage", {"message": message})["code"] == -32602
+
+
+def test_message_to_unknown_task_is_not_found(rpc: Client) -> None:
+    assert rpc.error("SendMessage", {"message": user_message(taskId="nope")})["code"] == -32001
+
+
+def test_cancel(greeter: Client) -> None:
+    task = greeter.result("SendMessage", {"message": user_message()})["task"]
+    canceled = greeter.result("CancelTask", {"id": task["id"]})
+    assert canceled["status"]["state"] == "TASK_STATE_CANCELED"
+    again = greeter.error("CancelTask", {"id": task["id"]})
+    assert again["code"] == -32002 and _info(again)["reason"] == "TASK_NOT_CANCELABLE"
+    assert greeter.error("CancelTask", {"id": "nope"})["code"] == -32001
+    error = greeter.error("SubscribeToTask", {"id": task["id"]})
+    assert error["code"] == -32004
+
+
+def test_cancel_stops_a_working_agent() -> None:
+    for client in _client("asgi", CountingAgent()):
+        task = client.result("SendMessage", {"message": user_message(),
+                                             "configuration": {"returnImmediately": True}})["task"]
+        assert task["status"]["state"] in ("TASK_STATE_SUBMITTED", "TASK_STATE_WORKING")
+        canceled = client.result("CancelTask", {"id": task["id"]})
+        assert canceled["status"]["state"] == "TASK_STATE_CANCELED"
+        time.sleep(0.4)
+        first = client.result("GetTask", {"id": task["id"]})
+        time.sleep(0.3)
+        later = client.result("GetTask", {"id": task["id"]})
+        assert later == first and later["status"]["state"] == "TASK_STATE_CANCELED"
+
+
+# --- ListTasks ---------------------------------------------------------------------------------
+
+
+def test_list_tasks_pages_newest_first(rpc: Client) -> None:
+    ids = [rpc.result("SendMessage", {"message": user_message(contextId="c1" if i < 2 else "c2")})
+           ["task"]["id"] for i in range(3)]
+    page = rpc.result("ListTasks", {"pageSize": 2})
+    assert page["totalSize"] == 3 and page["pageSize"] == 2 and page["nextPageToken"]
+    assert [t["id"] for t in page["tasks"]] == ids[::-1][:2]
+    assert all("artifacts" not in t for t in page["tasks"])
+    rest = rpc.result("ListTasks", {"pageSize": 2, "pageToken": page["nextPageToken"]})
+    assert [t["id"] for t in rest["tasks"]] == [ids[0]]
+    assert rest["nextPageToken"] == ""
+    only = rpc.result("ListTasks", {"contextId": "c2", "includeArtifacts": True})
+    assert [t["id"] for t in only["tasks"]] == [ids[2]] and only["tasks"][0]["artifacts"]
+    none = rpc.result("ListTasks", {"status": "TASK_STATE_WORKING"})
+    assert none == {"tasks": [], "nextPageToken": "", "pageSize": 50, "totalSize": 0}
+
+
+@pytest.mark.parametrize("params", [
+    {"pageSize": 0}, {"pageSize": 101}, {"historyLength": -1}, {"status": "completed"},
+    {"pageToken": "not-a-token"},
+])
+def test_list_tasks_rejects_bad_params(rpc: Client, params: dict[str, Any]) -> None:
+    assert rpc.error("ListTasks", params)["code"] == -32602
+
+
+# --- streaming ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def streamer(kind: str) -> Iterator[Client]:
+    yield from _client(kind, StreamingAgent())
+
+
+def test_streaming_event_sequence(streamer: Client) -> None:
+    reply = streamer.call("SendStreamingMessage", {"message": user_message("one two three")})
+    assert reply.status == 200
+    assert reply.headers["cache-control"] == "no-store"
+    events = reply.events()
+    assert all(e["jsonrpc"] == "2.0" and e["id"] == 1 for e in events)
+    results = [e["result"] for e in events]
+    assert list(results[0]) == ["task"]
+    assert results[0]["task"]["status"]["state"] == "TASK_STATE_SUBMITTED"
+    assert results[1]["statusUpdate"]["status"]["state"] == "TASK_STATE_WORKING"
+    chunks = [r["artifactUpdate"] for r in results[2:5]]
+    assert [c["artifact"]["parts"][0]["text"] for c in chunks] == ["one", " two", " three"]
+    assert [c.get("append", False) for c in chunks] == [False, True, True]
+    assert [c.get("lastChunk", False) for c in chunks] == [False, False, True]
+    assert results[5]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert len(results) == 6
+    task = streamer.result("GetTask", {"id": results[0]["task"]["id"]})
+    assert task["artifacts"][0]["parts"] == [{"text": "one"}, {"text": " two"}, {"text": " three"}]
+
+
+def test_streaming_errors_before_first_event_are_plain_json(streamer: Client) -> None:
+    reply = streamer.call("SendStreamingMessage", {"message": user_message(taskId="nope")})
+    assert reply.headers["content-type"].startswith("application/json")
+    assert reply.json()["error"]["code"] == -32001
+
+
+def test_subscribe_to_running_task() -> None:
+    for client in _client("asgi", StreamingAgent()):
+        task = client.result("SendMessage", {
+            "message": user_message("a b c d e f"),
+            "configuration": {"returnImmediately": True}})["task"]
+        events = [e["result"] for e in client.call("SubscribeToTask", {"id": task["id"]}).events()]
+        assert events[0]["task"]["id"] == task["id"]
+        assert events[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+        assert client.error("SubscribeToTask", {"id": "nope"})["code"] == -32001
+
+
+def test_streaming_disabled_is_unsupported(kind: str) -> None:
+    class Plain(EchoAgent):
+        streaming = False
+
+    for client in _client(kind, Plain()):
+        assert client.error("SendStreamingMessage", {"message": user_message()})["code"] == -32004
+
+
+# --- agent contract ----------------------------------------------------------------------------
+
+
+class _Silent:
+    async def execute(self, context: RequestContext, task: TaskHandle) -> None:
+        return None
+
+
+class _Replier:
+    async def execute(self, context: RequestContext, task: TaskHandle) -> None:
+        await task.reply("just a message")
+
+
+class _Broken:
+    async def execute(self, context: RequestContext, task: TaskHandle) -> None:
+        await task.working()
+        raise RuntimeError("secret detail")
+
+
+def test_agent_that_reports_nothing_is_invalid_agent_response(kind: str) -> None:
+    for client in _client(kind, _Silent()):
+        error = client.error("SendMessage", {"message": user_message()})
+        assert error["code"] == -32006 and _info(error)["reason"] == "INVALID_AGENT_RESPONSE"
+
+
+def test_message_reply_without_task(kind: str) -> None:
+    for client in _client(kind, _Replier()):
+        result = client.result("SendMessage", {"message": user_message(contextId="c")})
+        assert result["message"]["parts"] == [{"text": "just a message"}]
+        assert result["message"]["role"] == "ROLE_AGENT" and result["message"]["contextId"] == "c"
+        assert client.result("ListTasks", {})["totalSize"] == 0
+
+
+def test_failing_agent_fails_the_task_without_leaking(kind: str) -> None:
+    for client in _client(kind, _Broken()):
+        task = client.result("SendMessage", {"message": user_message()})["task"]
+        assert task["status"]["state"] == "TASK_STATE_FAILED"
+        assert "secret" not in json.dumps(task)
+
+
+# --- push notification configs -----------------------------------------------------------------
+
+
+def test_push_config_crud(rpc: Client) -> None:
+    task = rpc.result("SendMessage", {"message": user_message()})["task"]
+    config = rpc.result("CreateTaskPushNotificationConfig", {
+        "taskId": task["id"], "url": "https://93.184.216.34/hook", "token": "t"})
+    assert config["id"] and config["taskId"] == task["id"]
+    got = rpc.result("GetTaskPushNotificationConfig", {"taskId": task["id"], "id": config["id"]})
+    assert got == config
+    listed = rpc.result("ListTaskPushNotificationConfigs", {"taskId": task["id"]})
+    assert listed["configs"] == [config]
+    params = {"taskId": task["id"], "id": config["id"]}
+    assert rpc.result("DeleteTaskPushNotificationConfig", params) == {}
+    assert rpc.result("DeleteTaskPushNotificationConfig", params) == {}  # idempotent
+    assert rpc.error("GetTaskPushNotificationConfig", params)["code"] == -32001
+    assert rpc.error("ListTaskPushNotificationConfigs", {"taskId": "nope"})["code"] == -32001
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1/x", "http://localhost:8080/",
+                                 "https://169.254.169.254/latest", "ftp://93.184.216.34/",
+                                 "http://10.1.2.3/", "http://[::1]/"])
+def test_push_config_refuses_private_urls(rpc: Client, url: str) -> None:
+    task = rpc.result("SendMessage", {"message": user_message()})["task"]
+    error = rpc.error("CreateTaskPushNotificationConfig", {"taskId": task["id"], "url": url})
+    assert error["code"] == -32602
+
+
+def test_push_disabled_is_not_supported(kind: str) -> None:
+    for client in _client(kind, settings=Settings(allow_anonymous=True)):
+        for method in ("CreateTaskPushNotificationConfig", "GetTaskPushNotificationConfig",
+                       "ListTaskPushNotificationConfigs", "DeleteTaskPushNotificationConfig"):
+            error = client.error(method, {"taskId": "t", "id": "c", "url": "https://a.b/"})
+            assert error["code"] == -32003, method
+
+
+# --- extended card, auth, owners ---------------------------------------------------------------
+
+
+def test_extended_card(kind: str) -> None:
+    for client in _client(kind):
+        assert client.error("GetExtendedAgentCard")["code"] == -32004
+    tokens = Settings(bearer_tokens={"tok-a": "alice"}, extended_agent_card=True)
+    for client in _client(kind, settings=tokens):
+        error = client.error("GetExtendedAgentCard", headers={"Authorization": "Bearer tok-a"})
+        assert error["code"] == -32007
+
+
+def test_owners_are_isolated(kind: str) -> None:
+    settings = Settings(bearer_tokens={"tok-a": "alice", "tok-b": "bob"})
+    alice, bob = {"Authorization": "Bearer tok-a"}, {"Authorization": "Bearer tok-b"}
+    for client in _client(kind, settings=settings):
+        task = client.result("SendMessage", {"message": user_message()}, headers=alice)["task"]
+        assert client.error("GetTask", {"id": task["id"]}, headers=bob)["code"] == -32001
+        assert client.error("CancelTask", {"id": task["id"]}, headers=bob)["code"] == -32001
+        assert client.result("ListTasks", {}, headers=bob)["totalSize"] == 0
+        assert client.result("ListTasks", {}, headers=alice)["totalSize"] == 1
+        # Tenants partition too.
+        assert client.error("GetTask", {"id": task["id"], "tenant": "t2"},
+                            headers=alice)["code"] == -32001
+        for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "Basic x"}):
+            reply = client.call("GetTask", {"id": task["id"]}, headers=headers)
+            assert reply.status == 401 and "www-authenticate" in reply.headers
+            assert reply.json()["error"]["data"][0]["reason"] == "UNAUTHENTICATED"
+
+
+def test_api_gateway_authorizer_identity_is_the_owner() -> None:
+    for client in _client("apigw_http_v2", settings=Settings()):
+        assert isinstance(client, LambdaClient)
+        client.authorizer = {"jwt": {"claims": {"sub": "user-1"}, "scopes": []}}
+        task = client.result("SendMessage", {"message": user_message()})["task"]
+        client.authorizer = {"jwt": {"claims": {"sub": "user-2"}, "scopes": []}}
+        assert client.error("GetTask", {"id": task["id"]})["code"] == -32001
+
+
+# --- versions, envelope, limits ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("headers", [{"A2A-Version": ""}, {"A2A-Version": "0.3"},
+                                     {"A2A-Version": "2.0"}, {"A2A-Version": "one"}])
+def test_unsupported_versions(rpc: Client, headers: dict[str, str]) -> None:
+    error = rpc.error("GetTask", {"id": "x"}, headers=headers)
+    assert error["code"] == -32009 and _info(error)["reason"] == "VERSION_NOT_SUPPORTED"
+
+
+def test_missing_version_header_means_0_3(rpc: Client) -> None:
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}})
+    reply = rpc.post(body.encode(), {})
+    assert reply.status == 200 and reply.json()["error"]["code"] == -32009
+
+
+@pytest.mark.parametrize("version", ["1.0", "1.1", "1.0.3"])
+def test_1x_versions_accepted(rpc: Client, version: str) -> None:
+    assert rpc.error("GetTask", {"id": "x"}, headers={"A2A-Version": version})["code"] == -32001
+
+
+@pytest.mark.parametrize(("body", "code"), [
+    (b"{not json", -32700),
+    (b"[]", -32600),
+    (b'[{"jsonrpc":"2.0","id":1,"method":"GetTask"}]', -32600),
+    (b'"text"', -32600),
+    (b'{"jsonrpc":"1.0","id":1,"method":"GetTask","params":{"id":"x"}}', -32600),
+    (b'{"jsonrpc":"2.0","id":{"a":1},"method":"GetTask"}', -32600),
+    (b'{"jsonrpc":"2.0","id":1,"method":7}', -32600),
+    (b'{"jsonrpc":"2.0","id":1,"method":"message/send","params":{}}', -32601),
+    (b'{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"x"}}', -32601),
+    (b'{"jsonrpc":"2.0","id":1,"method":"GetTask","params":[1]}', -32602),
+    (b'{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":5}}', -32602),
+    (b'{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"historyLength":"x"}}', -32602),
+    (b'{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":"x"}}', -32602),
+])
+def test_envelope_errors(rpc: Client, body: bytes, code: int) -> None:
+    reply = rpc.post(body, {"A2A-Version": "1.0"})
+    assert reply.status == 200
+    error = reply.json()["error"]
+    assert error["code"] == code, error
+    assert reply.json()["id"] in (None, 1)
+    assert "Traceback" not in reply.body.decode()
+
+
+def test_missing_required_fields_list_each_field(rpc: Client) -> None:
+    message = {"messageId": "m", "parts": []}
+    error = rpc.error("SendMessage", {"message": message})
+    assert error["code"] == -32602
+    bad = error["data"][1]
+    assert bad["@type"] == "type.googleapis.com/google.rpc.BadRequest"
+    fields = {v["field"] for v in bad["fieldViolations"]}
+    assert fields == {"message.role", "message.parts"}
+    assert rpc.result("ListTasks", {})["totalSize"] == 0  # nothing half-written
+
+
+def test_oversize_body_is_refused(kind: str) -> None:
+    for client in _client(kind, settings=Settings(allow_anonymous=True,
+                                                  max_request_bytes=2048)):
+        error = client.error("SendMessage", {"message": user_message("x" * 4096)})
+        assert error["code"] == -32600 and "2048" in error["message"]
+        assert client.result("ListTasks", {})["totalSize"] == 0
+
+
+def test_string_ids_are_echoed(rpc: Client) -> None:
+    body = b'{"jsonrpc":"2.0","id":"abc","method":"GetTask","params":{"id":"x"}}'
+    assert rpc.post(body, {"A2A-Version": "1.0"}).json()["id"] == "abc"
+
+
+# --- agent card --------------------------------------------------------------------------------
+
+
+def test_agent_card_comes_from_settings(kind: str) -> None:
+    settings = Settings(allow_anonymous=True, public_url="https://agent.example.com/",
+                        grpc_address="grpc.internal:50051")
+    for client in _client(kind, settings=settings):
+        reply = client.get("/.well-known/agent-card.json", {"Host": "evil.example"})
+        assert reply.status == 200 and reply.headers["etag"]
+        card = reply.json()
+        assert card["supportedInterfaces"] == [
+            {"url": "https://agent.example.com/", "protocolBinding": "JSONRPC",
+             "protocolVersion": "1.0"},
+            {"url": "grpc.internal:50051", "protocolBinding": "GRPC", "protocolVersion": "1.0"}]
+        assert card["capabilities"]["streaming"] is True
+        assert card["skills"][0]["id"] == "echo"
+
+
+# --- packaging ---------------------------------------------------------------------------------
+
+
+def test_lambda_handler_does_not_import_grpc() -> None:
+    code = "import sys, handlers.jsonrpc; print('grpc' in sys.modules, 'boto3' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env={"A2A_ALLOW_ANONYMOUS": "true", "PATH": ""})
+    assert out.stdout.split() == ["False", "False"]
