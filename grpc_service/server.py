@@ -19,7 +19,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
 import grpc
-from google.protobuf.message import Message
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1.health import aio as health_aio
 from grpc_reflection.v1alpha import reflection
@@ -50,6 +49,9 @@ KEEPALIVE_OPTIONS: tuple[tuple[str, int], ...] = (
     ("grpc.http2.max_pings_without_data", 0),
     ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
 )
+
+# Protobuf messages; typed loosely so the binding does not need protobuf stubs.
+Message = Any
 
 _Unary = Callable[[Any, Message, grpc.aio.ServicerContext], Awaitable[Message]]
 _Streaming = Callable[[Any, Message, grpc.aio.ServicerContext], AsyncIterator[pb.StreamResponse]]

@@ -340,3 +340,10 @@ async def test_message_size_limit(start: Start) -> None:
 
 async def test_user_message_helper_is_valid() -> None:
     assert user_message("x").role == pb.ROLE_USER
+
+
+async def test_graceful_shutdown_reports_not_serving(grpc_env: Harness) -> None:
+    await grpc_env.server.a2a_health.enter_graceful_shutdown()
+    health = health_pb2_grpc.HealthStub(grpc_env.channel)
+    response = await health.Check(health_pb2.HealthCheckRequest(service=SERVICE_NAME))
+    assert response.status == health_pb2.HealthCheckResponse.NOT_SERVING
