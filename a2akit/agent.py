@@ -136,7 +136,7 @@ class TaskHandle:
         self._sink.reply(pb.Message(message_id=str(uuid.uuid4()), role=pb.ROLE_AGENT,
                                     context_id=self.context_id, parts=_parts(content)))
 
-    async def _status(self, state: pb.TaskState.ValueType, text: str | None) -> None:
+    async def _status(self, state: pb.TaskState, text: str | None) -> None:
         status = pb.TaskStatus(state=state)
         if text:
             status.message.CopyFrom(text_message(text, context_id=self.context_id,

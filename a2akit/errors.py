@@ -85,7 +85,8 @@ class A2AError(Exception):
 
     def to_status(self) -> status_pb2.Status:
         """The google.rpc.Status both bindings send: ErrorInfo first, BadRequest if any."""
-        info = error_details_pb2.ErrorInfo(reason=self.reason, domain=DOMAIN, metadata=self.metadata)
+        info = error_details_pb2.ErrorInfo(reason=self.reason, domain=DOMAIN,
+                                           metadata=self.metadata)
         details = [_pack(info)]
         if self.violations:
             bad = error_details_pb2.BadRequest(

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 from google.api import field_behavior_pb2
 from google.protobuf import json_format
-from google.protobuf.descriptor import Descriptor, FieldDescriptor
+from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
 from a2akit.errors import InvalidParamsError
@@ -50,19 +50,20 @@ def from_json(data: object, cls: type[M]) -> M:
     return message
 
 
-def required_fields(descriptor: Descriptor) -> list[FieldDescriptor]:
+def required_fields(descriptor: Any) -> list[Any]:
     """Fields annotated `(google.api.field_behavior) = REQUIRED`, in declaration order."""
     return _REQUIRED_CACHE.get(descriptor.full_name) or _REQUIRED_CACHE.setdefault(
         descriptor.full_name,
         [f for f in descriptor.fields
-         if field_behavior_pb2.REQUIRED in f.GetOptions().Extensions[field_behavior_pb2.field_behavior]],
+         if field_behavior_pb2.REQUIRED
+         in f.GetOptions().Extensions[field_behavior_pb2.field_behavior]],
     )
 
 
-_REQUIRED_CACHE: dict[str, list[FieldDescriptor]] = {}
+_REQUIRED_CACHE: dict[str, list[Any]] = {}
 
 
-def _json_default(field: FieldDescriptor) -> Any:
+def _json_default(field: Any) -> Any:
     if field.is_repeated:
         return {} if _is_map(field) else []
     if field.type == FieldDescriptor.TYPE_STRING:
@@ -74,11 +75,11 @@ def _json_default(field: FieldDescriptor) -> Any:
     return 0
 
 
-def _is_map(field: FieldDescriptor) -> bool:
+def _is_map(field: Any) -> bool:
     return field.message_type is not None and field.message_type.GetOptions().map_entry
 
 
-def _check_enums(data: dict[str, Any], descriptor: Descriptor, path: str) -> None:
+def _check_enums(data: dict[str, Any], descriptor: Any, path: str) -> None:
     for key, value in data.items():
         field = descriptor.fields_by_camelcase_name.get(key) or descriptor.fields_by_name.get(key)
         if field is None or value is None:
@@ -91,7 +92,8 @@ def _check_enums(data: dict[str, Any], descriptor: Descriptor, path: str) -> Non
                         f"Invalid value {item!r} for {where}",
                         violations=[(where, f"not a {field.enum_type.name} value")],
                     )
-        elif field.type == FieldDescriptor.TYPE_MESSAGE and field.message_type.full_name not in _OPAQUE:
+        elif (field.type == FieldDescriptor.TYPE_MESSAGE
+              and field.message_type.full_name not in _OPAQUE):
             if _is_map(field):
                 value_field = field.message_type.fields_by_name["value"]
                 if value_field.type == FieldDescriptor.TYPE_MESSAGE and isinstance(value, dict):
@@ -106,7 +108,7 @@ def _check_enums(data: dict[str, Any], descriptor: Descriptor, path: str) -> Non
                 _check_enums(value, field.message_type, f"{where}.")
 
 
-def _valid_enum(field: FieldDescriptor, value: object) -> bool:
+def _valid_enum(field: Any, value: object) -> bool:
     if isinstance(value, bool):
         return False
     if isinstance(value, str):

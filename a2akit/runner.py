@@ -265,8 +265,8 @@ class Run:
             self._stored = stored
             self._written.extend(batch)
             self._seen_seq = stored.last_seq
-            self._settled = self._settled or ends_stream(stored.task.status.state) and any(
-                e.HasField("status_update") for e in batch)
+            self._settled = self._settled or (ends_stream(stored.task.status.state) and any(
+                e.HasField("status_update") for e in batch))
             self._changed.set()
             return
         raise InvalidAgentResponseError("the task kept changing under the agent")

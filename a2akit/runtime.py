@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import importlib
+from collections.abc import Coroutine
+from typing import Any
 
 from a2akit.agent import Agent
 from a2akit.card import build_card
@@ -31,13 +35,23 @@ def load_agent(path: str) -> Agent:
 def make_store(settings: Settings) -> TaskStore:
     if settings.table:
         # Imported only when configured: boto3 costs ~0.4 s of cold start.
-        from a2akit.store.dynamodb import DynamoDBStore
+        from a2akit.store.dynamodb import DynamoDBStore, make_client
 
-        store: TaskStore = DynamoDBStore.from_settings(settings)
+        store = DynamoDBStore(settings.table, make_client(settings.dynamodb_endpoint),
+                              retention_days=settings.retention_days, owns_client=True)
+        if settings.dynamodb_endpoint:
+            # A local emulator: create the table on first use. Against AWS, never.
+            _run_blocking(store.create_table_if_missing())
         return store
     from a2akit.store.memory import MemoryStore
 
     return MemoryStore()
+
+
+def _run_blocking(coroutine: Coroutine[Any, Any, None]) -> None:
+    """Run a coroutine to completion from sync code, even inside a running event loop."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        pool.submit(asyncio.run, coroutine).result()
 
 
 def build_operations(settings: Settings, store: TaskStore | None = None,

@@ -24,16 +24,16 @@ TERMINAL = frozenset({
 INTERRUPTED = frozenset({pb.TASK_STATE_INPUT_REQUIRED, pb.TASK_STATE_AUTH_REQUIRED})
 
 
-def is_terminal(state: pb.TaskState.ValueType) -> bool:
+def is_terminal(state: int) -> bool:
     return state in TERMINAL
 
 
-def ends_stream(state: pb.TaskState.ValueType) -> bool:
+def ends_stream(state: int) -> bool:
     """A stream of task events closes once the task is terminal or interrupted (spec 11.7)."""
     return state in TERMINAL or state in INTERRUPTED
 
 
-def check_transition(current: pb.TaskState.ValueType, new: pb.TaskState.ValueType) -> None:
+def check_transition(current: int, new: int) -> None:
     """Raise InvalidAgentResponseError unless a task in `current` may move to `new`."""
     if new == pb.TASK_STATE_UNSPECIFIED:
         raise InvalidAgentResponseError("a task status needs a state")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
@@ -24,7 +26,7 @@ def check_required(request: Message) -> None:
         raise InvalidParamsError(f"Missing required fields: {fields}", violations=violations)
 
 
-def _walk(message: Message, path: str, violations: list[tuple[str, str]]) -> None:
+def _walk(message: Any, path: str, violations: list[tuple[str, str]]) -> None:
     for field in required_fields(message.DESCRIPTOR):
         if not _is_set(message, field):
             violations.append((path + field.name, "required field is missing"))
@@ -45,7 +47,7 @@ def _walk(message: Message, path: str, violations: list[tuple[str, str]]) -> Non
             _walk(value, f"{path}{field.name}.", violations)
 
 
-def _is_set(message: Message, field: FieldDescriptor) -> bool:
+def _is_set(message: Message, field: Any) -> bool:
     if field.is_repeated:
         return len(getattr(message, field.name)) > 0
     if field.type == FieldDescriptor.TYPE_MESSAGE:

@@ -171,7 +171,8 @@ class _JsonRpc:
             yield b"event: error\ndata: " + _dumps(_error_body(error, request_id)) + b"\n\n"
         except Exception:
             log.exception("stream failed")
-            yield b"event: error\ndata: " + _dumps(_error_body(InternalError(), request_id)) + b"\n\n"
+            body = _error_body(InternalError(), request_id)
+            yield b"event: error\ndata: " + _dumps(body) + b"\n\n"
         finally:
             if pending is not None:
                 pending.cancel()

@@ -23,9 +23,8 @@ _PACKAGE_IMPORT = "from a2akit.generated import a2a_pb2 as a2a__pb2"
 def generate(out_root: pathlib.Path) -> list[pathlib.PurePosixPath]:
     """Write the generated files under out_root; return their paths relative to it."""
     import google.api
-    from grpc_tools import protoc
-
     import grpc_tools
+    from grpc_tools import protoc
 
     googleapis = pathlib.Path(google.api.__path__[0]).parent.parent
     well_known = pathlib.Path(grpc_tools.__file__).parent / "_proto"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import abc
 import asyncio
+import builtins
 import dataclasses
 from collections.abc import Sequence
 
@@ -136,7 +137,7 @@ class TaskStore(abc.ABC):
     @abc.abstractmethod
     async def list_push_configs(
         self, scope: Scope, task_id: str
-    ) -> list[pb.TaskPushNotificationConfig]: ...
+    ) -> builtins.list[pb.TaskPushNotificationConfig]: ...
 
     @abc.abstractmethod
     async def delete_push_config(self, scope: Scope, task_id: str, config_id: str) -> None:
@@ -144,7 +145,7 @@ class TaskStore(abc.ABC):
 
     async def wait_events(
         self, scope: Scope, task_id: str, seq: int, timeout: float
-    ) -> list[StoredEvent]:
+    ) -> builtins.list[StoredEvent]:
         """Events after `seq`, waiting up to `timeout` seconds for the first one to appear.
 
         This default polls; a store that can notify (the embedded one) overrides it."""

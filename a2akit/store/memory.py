@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import builtins
 import dataclasses
 import json
 import threading
@@ -182,7 +183,7 @@ class MemoryStore(TaskStore):
 
     async def list_push_configs(
         self, scope: Scope, task_id: str
-    ) -> list[pb.TaskPushNotificationConfig]:
+    ) -> builtins.list[pb.TaskPushNotificationConfig]:
         with self._lock:
             record = self._tasks.get(_key(scope, task_id))
             raws = [] if record is None else list(record.configs.values())
