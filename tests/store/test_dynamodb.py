@@ -1,0 +1,287 @@
+"""What only the DynamoDB store has: item limits, keys, TTL, errors, writers in many processes."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import multiprocessing
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import botocore.awsrequest
+import botocore.config
+import botocore.exceptions
+import pytest
+from test_contract import make_task, status_event, task_event
+
+from a2akit.errors import InternalError, InvalidParamsError, UnavailableError
+from a2akit.generated import a2a_pb2 as pb
+from a2akit.store import table
+from a2akit.store.base import Scope, TaskQuery, VersionConflictError
+from a2akit.store.dynamodb import MAX_ITEM_BYTES, DynamoDBStore, make_client
+from tests.dynamodb_local import _free_port, set_dummy_credentials
+
+pytestmark = pytest.mark.anyio
+TABLE = "a2akit-test"
+
+
+@pytest.fixture
+def ddb(ddb_client: Any) -> DynamoDBStore:
+    return DynamoDBStore(TABLE, ddb_client)
+
+
+def _raw(client: Any, pk: str, sk: str) -> dict[str, Any] | None:
+    item: dict[str, Any] | None = client.get_item(
+        TableName=TABLE, Key={"pk": {"S": pk}, "sk": {"S": sk}}, ConsistentRead=True
+    ).get("Item")
+    return item
+
+
+def _partition(client: Any, pk: str) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = client.query(
+        TableName=TABLE, KeyConditionExpression="pk = :pk",
+        ExpressionAttributeValues={":pk": {"S": pk}}, ConsistentRead=True)["Items"]
+    return items
+
+
+def _big_task(task_id: str, text_bytes: int) -> pb.Task:
+    task = make_task(task_id)
+    task.history.add(message_id="big", role=pb.ROLE_AGENT).parts.add(text="x" * text_bytes)
+    return task
+
+
+async def test_oversize_item_is_rejected_and_task_unchanged(ddb: DynamoDBStore,
+                                                            scope: Scope) -> None:
+    big = _big_task("big", MAX_ITEM_BYTES)
+    with pytest.raises(InvalidParamsError, match="400 KB"):
+        await ddb.create(scope, big, [task_event(big)])
+    assert await ddb.get(scope, "big") is None
+
+    task = make_task("t1")
+    await ddb.create(scope, task, [task_event(task)])
+    with pytest.raises(InvalidParamsError, match="400 KB"):
+        await ddb.update(scope, "t1", 1, _big_task("t1", 410 * 1024), [])
+    # A small snapshot with an oversize event is refused too.
+    event = status_event("t1", pb.TASK_STATE_WORKING)
+    event.status_update.status.message.parts.add(text="y" * MAX_ITEM_BYTES)
+    with pytest.raises(InvalidParamsError, match="400 KB"):
+        await ddb.update(scope, "t1", 1, task, [event])
+    got = await ddb.get(scope, "t1")
+    assert got is not None and (got.version, got.last_seq, got.task) == (1, 1, task)
+    assert [e.seq for e in await ddb.events_after(scope, "t1", 0)] == [1]
+
+
+async def test_item_just_under_the_limit_is_stored(ddb: DynamoDBStore, scope: Scope) -> None:
+    # The size check must not undercount: DynamoDB Local takes what the store lets through.
+    probe = _big_task("near", 0)
+    from a2akit.store.dynamodb import _item_size
+
+    snapshot, _ = ddb._writes(scope, probe, [], version=1, first_seq=1)
+    room = MAX_ITEM_BYTES - _item_size(snapshot) - 16
+    near = _big_task("near", room)
+    stored = await ddb.create(scope, near, [])
+    assert stored.task == near
+    with pytest.raises(InvalidParamsError):
+        await ddb.update(scope, "near", 1, _big_task("near", room + 64), [])
+
+
+async def test_keys_encode_tenant_and_owner(ddb: DynamoDBStore, ddb_client: Any) -> None:
+    tricky = Scope(tenant="a#O#b", owner="c%23")
+    await ddb.create(tricky, make_task("t#1"), [], message_id="m#1")
+    pk = "T#a%23O%23b#O#c%2523#TASK#t%231"
+    item = _raw(ddb_client, pk, "TASK")
+    assert item is not None
+    assert item["lpk"]["S"] == "T#a%23O%23b#O#c%2523"
+    assert item["lsk"]["S"] == "000000000001000#t%231"
+    assert _raw(ddb_client, "T#a%23O%23b#O#c%2523#MSG#m%231", "MSG") is not None
+    assert await ddb.get(Scope("a", "b#O#c%23"), "t#1") is None
+
+
+async def test_forged_token_stays_in_scope(ddb: DynamoDBStore, scope: Scope) -> None:
+    bob = Scope(scope.tenant, "bob")
+    await ddb.create(bob, make_task("secret", ms=5000), [])
+    await ddb.create(scope, make_task("mine", ms=4000), [])
+    for position in ([6000, "secret"], [5000, "secret"], [999_999_999_999, "zzz"]):
+        token = base64.urlsafe_b64encode(json.dumps(position).encode()).decode()
+        page = await ddb.list(scope, TaskQuery(page_token=token))
+        assert [t.id for t in page.tasks] == ["mine"]
+
+
+async def test_terminal_tasks_expire(ddb: DynamoDBStore, ddb_client: Any, scope: Scope) -> None:
+    task = make_task("t1")
+    await ddb.create(scope, task, [task_event(task)], message_id="m1")
+    await ddb.update(scope, "t1", 1, task, [status_event("t1", pb.TASK_STATE_WORKING)])
+    await ddb.put_push_config(scope, pb.TaskPushNotificationConfig(
+        task_id="t1", id="c1", url="https://a.example.com"))
+    pk = "T#" + scope.tenant.replace("#", "%23") + "#O#alice#TASK#t1"
+    assert all(table.TTL_ATTRIBUTE not in item for item in _partition(ddb_client, pk))
+
+    done = make_task("t1", pb.TASK_STATE_COMPLETED, ms=3000)
+    await ddb.update(scope, "t1", 2, done, [status_event("t1", pb.TASK_STATE_COMPLETED)])
+    items = _partition(ddb_client, pk)
+    assert sorted(item["sk"]["S"] for item in items) == [
+        "EV#00000000000000000001", "EV#00000000000000000002", "EV#00000000000000000003",
+        "PUSH#c1", "TASK"]
+    expected = time.time() + 30 * 86400
+    for item in items:
+        assert abs(int(item[table.TTL_ATTRIBUTE]["N"]) - expected) < 60, item["sk"]
+    claim = _raw(ddb_client, pk.replace("#TASK#t1", "#MSG#m1"), "MSG")
+    assert claim is not None and table.TTL_ATTRIBUTE in claim
+    # The store still reads the task and its events until DynamoDB deletes them.
+    got = await ddb.get(scope, "t1")
+    assert got is not None and got.task == done and got.last_seq == 3
+    short = DynamoDBStore(TABLE, ddb_client, retention_days=1)
+    await short.create(scope, make_task("t2", pb.TASK_STATE_REJECTED), [])
+    item = _raw(ddb_client, pk.replace("t1", "t2"), "TASK")
+    assert item is not None
+    assert abs(int(item[table.TTL_ATTRIBUTE]["N"]) - (time.time() + 86400)) < 60
+
+
+async def test_stale_version_cache_is_corrected(ddb_client: Any, scope: Scope) -> None:
+    # Two stores (two processes): each one's cached last_seq for a version may be stale.
+    one, two = DynamoDBStore(TABLE, ddb_client), DynamoDBStore(TABLE, ddb_client)
+    task = make_task("t1")
+    await one.create(scope, task, [task_event(task)])
+    assert (await two.get(scope, "t1")) is not None
+    await one.update(scope, "t1", 1, task, [status_event("t1", pb.TASK_STATE_WORKING)])
+    with pytest.raises(VersionConflictError):
+        await two.update(scope, "t1", 1, task, [status_event("t1", pb.TASK_STATE_WORKING)])
+    stored = await two.update(scope, "t1", 2, task, [status_event("t1", pb.TASK_STATE_WORKING)])
+    assert (stored.version, stored.last_seq) == (3, 3)
+    assert [e.seq for e in await one.events_after(scope, "t1", 0)] == [1, 2, 3]
+
+
+def _client(endpoint: str, attempts: int) -> Any:
+    import boto3
+
+    return boto3.client("dynamodb", endpoint_url=endpoint, region_name="us-east-1",
+                        config=botocore.config.Config(
+                            retries={"mode": "standard", "total_max_attempts": attempts},
+                            connect_timeout=0.5, read_timeout=1))
+
+
+@pytest.fixture
+def closing() -> Iterator[list[Any]]:
+    clients: list[Any] = []
+    yield clients
+    for client in clients:
+        client.close()
+
+
+async def test_unreachable_is_unavailable(closing: list[Any], scope: Scope) -> None:
+    set_dummy_credentials()
+    closing.append(_client(f"http://127.0.0.1:{_free_port()}", 1))
+    with pytest.raises(UnavailableError) as caught:
+        await DynamoDBStore(TABLE, closing[0]).get(scope, "t1")
+    assert isinstance(caught.value.__cause__, botocore.exceptions.EndpointConnectionError)
+
+
+async def test_throttling_after_retries_is_unavailable(ddb_endpoint: str, closing: list[Any],
+                                                       scope: Scope) -> None:
+    client = _client(ddb_endpoint, 2)
+    closing.append(client)
+    calls = []
+
+    class Raw:
+        def stream(self, **_: Any) -> Iterator[bytes]:
+            yield b'{"__type":"com.amazonaws.dynamodb.v20120810#ThrottlingException"}'
+
+    def throttle(request: Any, **_: Any) -> botocore.awsrequest.AWSResponse:
+        calls.append(request.url)
+        return botocore.awsrequest.AWSResponse(
+            request.url, 400, {"Content-Type": "application/x-amz-json-1.0"}, Raw())
+
+    client.meta.events.register("before-send.dynamodb.GetItem", throttle)
+    with pytest.raises(UnavailableError) as caught:
+        await DynamoDBStore(TABLE, client).get(scope, "t1")
+    assert isinstance(caught.value.__cause__, botocore.exceptions.ClientError)
+    assert len(calls) == 2  # the retry mode retried once, then gave up
+
+
+async def test_other_client_errors_are_internal(ddb_client: Any, scope: Scope) -> None:
+    with pytest.raises(InternalError) as caught:
+        await DynamoDBStore("no-such-table", ddb_client).get(scope, "t1")
+    assert isinstance(caught.value.__cause__, botocore.exceptions.ClientError)
+
+
+async def test_create_table_if_missing(ddb_client: Any) -> None:
+    store = DynamoDBStore("a2akit-created", ddb_client)
+    await store.create_table_if_missing()
+    await store.create_table_if_missing()  # exists: nothing to do
+    scope = Scope("t", "o")
+    await store.create(scope, make_task("t1"), [])
+    assert (await store.list(scope, TaskQuery())).total_size == 1
+    ddb_client.delete_table(TableName="a2akit-created")
+
+
+# --- several processes writing one task ----------------------------------------------------
+
+WORKERS = 4
+INCREMENTS = 8
+
+
+def increment_worker(args: tuple[str, str, int]) -> list[int]:
+    """Add INCREMENTS messages to the task, each by get, fold, conditional update, retry."""
+    endpoint, tenant, worker = args
+    set_dummy_credentials()
+    client = make_client(endpoint, "us-east-1")
+    try:
+        return asyncio.run(_increments(DynamoDBStore(TABLE, client), Scope(tenant, "alice"),
+                                       worker))
+    finally:
+        client.close()
+
+
+async def _increments(store: DynamoDBStore, scope: Scope, worker: int) -> list[int]:
+    versions = []
+    for i in range(INCREMENTS):
+        while True:
+            current = await store.get(scope, "shared")
+            assert current is not None
+            task = current.task
+            message = task.history.add(message_id=f"w{worker}-{i}", role=pb.ROLE_AGENT)
+            message.parts.add(text=f"{worker}:{i}")
+            task.metadata["count"] = task.metadata["count"] + 1 if "count" in task.metadata \
+                else 1
+            event = pb.StreamResponse()
+            event.message.CopyFrom(message)
+            try:
+                stored = await store.update(scope, "shared", current.version, task, [event],
+                                            message_id=f"w{worker}-{i}")
+            except VersionConflictError:
+                continue
+            versions.append(stored.version)
+            break
+    return versions
+
+
+@pytest.mark.slow
+async def test_concurrent_writers_lose_nothing(ddb: DynamoDBStore, ddb_endpoint: str,
+                                               scope: Scope) -> None:
+    task = make_task("shared")
+    await ddb.create(scope, task, [task_event(task)])
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(WORKERS) as pool:
+        results = await asyncio.to_thread(
+            pool.map, increment_worker, [(ddb_endpoint, scope.tenant, w) for w in range(WORKERS)])
+    total = WORKERS * INCREMENTS
+    for versions in results:
+        assert versions == sorted(versions) and len(set(versions)) == INCREMENTS
+    assert sorted(v for versions in results for v in versions) == list(range(2, total + 2))
+
+    final = await ddb.get(scope, "shared")
+    assert final is not None
+    assert (final.version, final.last_seq) == (total + 1, total + 1)
+    assert final.task.metadata["count"] == total
+    ids = [m.message_id for m in final.task.history[1:]]
+    assert sorted(ids) == sorted(f"w{w}-{i}" for w in range(WORKERS) for i in range(INCREMENTS))
+    for w in range(WORKERS):  # each writer's messages in its own order
+        mine = [i for i in ids if i.startswith(f"w{w}-")]
+        assert mine == [f"w{w}-{i}" for i in range(INCREMENTS)]
+    events = await ddb.events_after(scope, "shared", 0)
+    assert [e.seq for e in events] == list(range(1, total + 2))
+    assert [e.event.message.message_id for e in events[1:]] == ids  # events match the folds
+    for w in range(WORKERS):
+        assert await ddb.find_message(scope, f"w{w}-0") == "shared"
