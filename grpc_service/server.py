@@ -41,7 +41,9 @@ SERVICE_NAME: str = pb.DESCRIPTOR.services_by_name["A2AService"].full_name
 GRACE_ENV = "A2A_GRPC_SHUTDOWN_GRACE_SECONDS"
 DEFAULT_GRACE_SECONDS = 20.0
 
-# Keepalive below the AWS ALB idle timeout (60 s): a ping every 30 s keeps quiet streams open.
+# Keepalive below the AWS ALB idle timeout (60 s): a server ping every 30 s keeps quiet streams
+# (SubscribeToTask on an idle task) open; clients may ping too, as often as every 10 s
+# (min_ping_interval_without_data_ms is the server's receive-side ping policy).
 KEEPALIVE_OPTIONS: tuple[tuple[str, int], ...] = (
     ("grpc.keepalive_time_ms", 30_000),
     ("grpc.keepalive_timeout_ms", 10_000),

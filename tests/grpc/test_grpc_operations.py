@@ -347,3 +347,15 @@ async def test_graceful_shutdown_reports_not_serving(grpc_env: Harness) -> None:
     health = health_pb2_grpc.HealthStub(grpc_env.channel)
     response = await health.Check(health_pb2.HealthCheckRequest(service=SERVICE_NAME))
     assert response.status == health_pb2.HealthCheckResponse.NOT_SERVING
+
+
+def test_server_options_limit_size_and_keep_alive() -> None:
+    from a2akit.settings import Settings
+    from grpc_service.server import _server_options
+
+    options = dict(_server_options(Settings(max_request_bytes=2048)))
+    assert options["grpc.max_receive_message_length"] == 2048
+    assert options["grpc.max_send_message_length"] == 2048
+    assert options["grpc.keepalive_time_ms"] < 60_000  # below the ALB idle timeout
+    assert options["grpc.keepalive_permit_without_calls"] == 1
+    assert options["grpc.http2.max_pings_without_data"] == 0
