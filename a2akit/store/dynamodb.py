@@ -114,7 +114,9 @@ class DynamoDBStore(TaskStore):
         self._owns_client = owns_client
         # (pk, version) -> last_seq of what this store last read or wrote, so an update
         # after a get needs no extra read; the write is conditional on both anyway.
-        self._seqs: collections.OrderedDict[tuple[str, int], int] = collections.OrderedDict()
+        self._seqs: collections.OrderedDict[tuple[str, int], tuple[int, bool]] = (
+            collections.OrderedDict()
+        )
         self._seqs_lock = threading.Lock()
 
     # --- plumbing ----------------------------------------------------------------------
@@ -139,14 +141,14 @@ class DynamoDBStore(TaskStore):
             log.error("DynamoDB %s failed: %s", getattr(fn, "__name__", fn), exc)
             raise InternalError() from exc
 
-    def _remember(self, pk: str, version: int, last_seq: int) -> None:
+    def _remember(self, pk: str, version: int, last_seq: int, terminal: bool) -> None:
         with self._seqs_lock:
-            self._seqs[(pk, version)] = last_seq
+            self._seqs[(pk, version)] = (last_seq, terminal)
             self._seqs.move_to_end((pk, version))
             while len(self._seqs) > _CACHE_SIZE:
                 self._seqs.popitem(last=False)
 
-    def _recall(self, pk: str, version: int) -> int | None:
+    def _recall(self, pk: str, version: int) -> tuple[int, bool] | None:
         with self._seqs_lock:
             return self._seqs.get((pk, version))
 
@@ -192,8 +194,9 @@ class DynamoDBStore(TaskStore):
     def _stored(self, pk: str, item: Item) -> StoredTask:
         version = int(item["version"]["N"])
         last_seq = int(item["last_seq"]["N"])
-        self._remember(pk, version, last_seq)
-        return StoredTask(pb.Task.FromString(item["task"]["B"]), version, last_seq)
+        task = pb.Task.FromString(item["task"]["B"])
+        self._remember(pk, version, last_seq, is_terminal(task.status.state))
+        return StoredTask(task, version, last_seq)
 
     async def create(
         self,
@@ -229,12 +232,13 @@ class DynamoDBStore(TaskStore):
         if task.id != task_id:
             raise InvalidParamsError("task id does not match the stored task")
         pk = _task_pk(scope, task_id)
-        last_seq = self._recall(pk, expected_version)
-        if last_seq is None:
+        known = self._recall(pk, expected_version)
+        if known is None:
             current = await self.get(scope, task_id)
             if current is None or current.version != expected_version:
                 raise VersionConflictError(task_id)
-            last_seq = current.last_seq
+            known = (current.last_seq, is_terminal(current.task.status.state))
+        last_seq, was_terminal = known
         for _attempt in range(2):
             snapshot, writes = self._writes(
                 scope, task, events, version=expected_version + 1, first_seq=last_seq + 1
@@ -258,12 +262,17 @@ class DynamoDBStore(TaskStore):
                         and int(old["version"]["N"]) == expected_version
                         and int(old["last_seq"]["N"]) != last_seq
                     ):
-                        last_seq = int(old["last_seq"]["N"])  # a stale cache entry: once more
+                        # A stale cache entry (the same version, another task): once more.
+                        last_seq = int(old["last_seq"]["N"])
+                        was_terminal = is_terminal(int(old["state"]["N"]))
                         continue
                     raise VersionConflictError(task_id) from exc
                 if claim is not None and _failed(reasons, claim):
                     raise DuplicateMessageError(_claimed_task(reasons[claim])) from exc
                 raise _transaction_error(exc, reasons) from exc
+            if table.TTL_ATTRIBUTE in snapshot and not was_terminal:
+                # Just terminal: give the older events and configs the same expiry, once.
+                await self._expire_partition(pk, snapshot[table.TTL_ATTRIBUTE])
             return self._stored(pk, snapshot)
         raise VersionConflictError(task_id)
 
@@ -338,10 +347,6 @@ class DynamoDBStore(TaskStore):
 
     async def _transact(self, writes: list[Item]) -> None:
         await self._call(self._client.transact_write_items, TransactItems=writes)
-        snapshot = writes[0]["Put"]["Item"]
-        if table.TTL_ATTRIBUTE in snapshot:
-            # Terminal: give the task's older events and configs the same expiry (once).
-            await self._expire_partition(snapshot[table.PK]["S"], snapshot[table.TTL_ATTRIBUTE])
 
     async def _expire_partition(self, pk: str, expires: Item) -> None:
         try:

@@ -1,0 +1,154 @@
+"""DynamoDB calls and consumed capacity of the store's operations, measured on DynamoDB Local.
+
+    .venv/bin/python bench/dynamodb_calls.py
+
+Starts DynamoDB Local (installing it if missing, like the tests), then runs each operation
+with `ReturnConsumedCapacity=INDEXES` (the TOTAL, split by index) added to every data call
+by a botocore `provide-client-params` hook; `before-call` counts the calls and `after-call`
+sums the capacity from the responses. The units are DynamoDB Local's own accounting, which
+follows the AWS rules only roughly (it bills a small transaction 4 units whatever its item
+count); docs/store.md gives the AWS rules. Call counts are exact.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from a2akit.generated import a2a_pb2 as pb  # noqa: E402
+from a2akit.store import table  # noqa: E402
+from a2akit.store.base import Scope, TaskQuery  # noqa: E402
+from a2akit.store.dynamodb import DynamoDBStore, make_client  # noqa: E402
+from tests.dynamodb_local import dynamodb_local, set_dummy_credentials  # noqa: E402
+
+TABLE = "a2akit-bench"
+DATA_CALLS = ("GetItem", "PutItem", "DeleteItem", "Query", "TransactWriteItems",
+              "BatchWriteItem")
+
+
+class Meter:
+    def __init__(self, client: Any) -> None:
+        self.calls: collections.Counter[str] = collections.Counter()
+        self.units = 0.0
+        self.table_units = 0.0
+        self.index_units = 0.0
+        events = client.meta.events
+        for name in DATA_CALLS:
+            events.register(f"provide-client-params.dynamodb.{name}", self._ask)
+        events.register("before-call.dynamodb", self._count)
+        events.register("after-call.dynamodb", self._capacity)
+
+    def _ask(self, params: dict[str, Any], **_: Any) -> None:
+        params.setdefault("ReturnConsumedCapacity", "INDEXES")  # TOTAL, split by index
+
+    def _count(self, model: Any, **_: Any) -> None:
+        self.calls[model.name] += 1
+
+    def _capacity(self, parsed: dict[str, Any], **_: Any) -> None:
+        consumed = parsed.get("ConsumedCapacity")
+        for entry in consumed if isinstance(consumed, list) else [consumed] if consumed else []:
+            self.units += float(entry.get("CapacityUnits", 0))
+            self.table_units += float(entry.get("Table", {}).get("CapacityUnits", 0))
+            for index in entry.get("GlobalSecondaryIndexes", {}).values():
+                self.index_units += float(index.get("CapacityUnits", 0))
+
+    def reset(self) -> None:
+        self.calls.clear()
+        self.units = self.table_units = self.index_units = 0.0
+
+
+def echo_task(task_id: str, state: int, ms: int) -> pb.Task:
+    task = pb.Task(id=task_id, context_id="ctx-1")
+    task.status.state = state  # type: ignore[assignment]
+    task.status.timestamp.FromMilliseconds(ms)
+    task.history.add(message_id=f"m-{task_id}", role=pb.ROLE_USER).parts.add(text="hello")
+    return task
+
+
+def status(task_id: str, state: int) -> pb.StreamResponse:
+    event = pb.StreamResponse()
+    event.status_update.task_id = task_id
+    event.status_update.context_id = "ctx-1"
+    event.status_update.status.state = state  # type: ignore[assignment]
+    return event
+
+
+async def run(endpoint: str) -> list[tuple[str, Meter, str]]:
+    client = make_client(endpoint, "us-east-1")
+    try:
+        client.create_table(**table.create_table_kwargs(TABLE))
+        client.get_waiter("table_exists").wait(TableName=TABLE)
+        meter = Meter(client)
+        store = DynamoDBStore(TABLE, client)
+        scope = Scope("tenant-1", "alice")
+        rows: list[tuple[str, Meter, str]] = []
+
+        def row(name: str, note: str) -> None:
+            snapshot = Meter.__new__(Meter)
+            snapshot.calls = collections.Counter(meter.calls)
+            snapshot.units = meter.units
+            snapshot.table_units = meter.table_units
+            snapshot.index_units = meter.index_units
+            rows.append((name, snapshot, note))
+            meter.reset()
+
+        for i in range(60):  # a scope with some history for the list page
+            await store.create(scope, echo_task(f"old-{i}", pb.TASK_STATE_WORKING, 1_000 + i), [])
+        meter.reset()
+
+        submitted = echo_task("t1", pb.TASK_STATE_SUBMITTED, 10_000)
+        first = pb.StreamResponse(task=submitted)
+        assert await store.find_message(scope, "m-t1") is None
+        created = await store.create(scope, submitted, [first], message_id="m-t1")
+        row("echo SendMessage: find_message + create", "1 snapshot + 1 event + 1 claim")
+
+        working = echo_task("t1", pb.TASK_STATE_WORKING, 10_001)
+        stored = await store.update(scope, "t1", created.version, working,
+                                    [status("t1", pb.TASK_STATE_WORKING)])
+        row("event append (update, 1 event)", "version known from the create: no read")
+
+        done = echo_task("t1", pb.TASK_STATE_COMPLETED, 10_002)
+        done.artifacts.add(artifact_id="a1").parts.add(text="hello")
+        await store.update(scope, "t1", stored.version, done,
+                           [status("t1", pb.TASK_STATE_COMPLETED)])
+        row("terminal update (1 event)", "plus the one-time TTL sweep of older items")
+
+        fresh = DynamoDBStore(TABLE, client)  # another process: nothing cached
+        got = await fresh.get(scope, "t1")
+        assert got is not None
+        row("get", "strongly consistent")
+        await fresh.update(scope, "t1", got.version, done, [])
+        row("update after get (other process)", "the version's last_seq is cached")
+        await DynamoDBStore(TABLE, client).update(scope, "t1", got.version + 1, done, [])
+        row("update without a prior get", "reads the snapshot first")
+
+        page = await store.list(scope, TaskQuery(page_size=50))
+        assert len(page.tasks) == 50 and page.total_size == 61
+        row("list page (50 of 61)", "page query + COUNT query (totalSize)")
+        page = await store.list(scope, TaskQuery(page_size=50, context_id="none"))
+        row("list, filter matching nothing", "reads the whole scope, twice")
+        return rows
+    finally:
+        client.close()
+
+
+def main() -> None:
+    set_dummy_credentials()
+    with dynamodb_local() as endpoint:
+        rows = asyncio.run(run(endpoint))
+    print("Capacity units as DynamoDB Local reports them (total = table + by_status_time GSI).")
+    print(f"{'operation':40} {'calls':>5} {'total':>6} {'table':>6} {'gsi':>5}  calls by API; note")
+    for name, m, note in rows:
+        calls = ", ".join(f"{api} {n}" for api, n in sorted(m.calls.items()))
+        print(f"{name:40} {sum(m.calls.values()):>5} {m.units:>6.1f} {m.table_units:>6.1f} "
+              f"{m.index_units:>5.1f}  {calls}; {note}")
+
+
+if __name__ == "__main__":
+    main()
