@@ -56,6 +56,7 @@ log = logging.getLogger(__name__)
 
 MAX_ITEM_BYTES = 400 * 1024  # DynamoDB's item size limit (names + values)
 MAX_TRANSACTION_ITEMS = 100
+MAX_TRANSACTION_BYTES = 4 * 1024 * 1024
 _SNAPSHOT_SK = "TASK"
 _MESSAGE_SK = "MSG"
 _EVENT_PREFIX = "EV#"
@@ -318,6 +319,12 @@ class DynamoDBStore(TaskStore):
                 item[table.TTL_ATTRIBUTE] = {"N": str(expires)}
             _check_size(item, "an event")
             writes.append({"Put": {"TableName": self.table_name, "Item": item}})
+        total = sum(_item_size(write["Put"]["Item"]) for write in writes)
+        if total > MAX_TRANSACTION_BYTES - 2048:
+            raise InvalidParamsError(
+                f"one write of {total} bytes is over DynamoDB's 4 MB transaction limit",
+                violations=[("message", "content over the 4 MB transaction limit")],
+            )
         if len(writes) + 1 > MAX_TRANSACTION_ITEMS:
             raise InvalidParamsError(
                 f"too many events in one write (at most {MAX_TRANSACTION_ITEMS - 2})"
