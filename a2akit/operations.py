@@ -339,8 +339,7 @@ class Operations:
         if not request.task_id:
             raise InvalidParamsError("taskId is required",
                                      violations=[("task_id", "required field is missing")])
-        scope = call.scope(request.tenant)
-        await self._task(scope, request.task_id)
+        scope = await self._push_scope(request.tenant, request.task_id, call)
         await check_webhook_url(request.url)
         config = pb.TaskPushNotificationConfig()
         config.CopyFrom(request)
@@ -348,12 +347,17 @@ class Operations:
         await self.store.put_push_config(scope, config)
         return config
 
+    async def _push_scope(self, tenant: str, task_id: str, call: Call) -> Scope:
+        """Gate on the capability, then resolve the caller's task (TaskNotFoundError)."""
+        self._require_push()
+        scope = call.scope(tenant)
+        await self._task(scope, task_id)
+        return scope
+
     async def get_task_push_notification_config(
         self, request: pb.GetTaskPushNotificationConfigRequest, call: Call
     ) -> pb.TaskPushNotificationConfig:
-        self._require_push()
-        scope = call.scope(request.tenant)
-        await self._task(scope, request.task_id)
+        scope = await self._push_scope(request.tenant, request.task_id, call)
         config = await self.store.get_push_config(scope, request.task_id, request.id)
         if config is None:
             raise TaskNotFoundError("Push notification config not found",
@@ -363,18 +367,14 @@ class Operations:
     async def list_task_push_notification_configs(
         self, request: pb.ListTaskPushNotificationConfigsRequest, call: Call
     ) -> pb.ListTaskPushNotificationConfigsResponse:
-        self._require_push()
-        scope = call.scope(request.tenant)
-        await self._task(scope, request.task_id)
+        scope = await self._push_scope(request.tenant, request.task_id, call)
         configs = await self.store.list_push_configs(scope, request.task_id)
         return pb.ListTaskPushNotificationConfigsResponse(configs=configs)
 
     async def delete_task_push_notification_config(
         self, request: pb.DeleteTaskPushNotificationConfigRequest, call: Call
     ) -> empty_pb2.Empty:
-        self._require_push()
-        scope = call.scope(request.tenant)
-        await self._task(scope, request.task_id)
+        scope = await self._push_scope(request.tenant, request.task_id, call)
         await self.store.delete_push_config(scope, request.task_id, request.id)
         return empty_pb2.Empty()
 
