@@ -167,7 +167,8 @@ def build_servicer(operations: Operations) -> a2a_pb2_grpc.A2AServiceServicer:
 
 def _server_options(settings: Settings) -> list[tuple[str, int]]:
     return [
-        ("grpc.max_send_message_length", settings.max_request_bytes),
+        # The request limit matches the JSON-RPC body limit; responses (a ListTasks page
+        # with artifacts) are not limited, as on JSON-RPC: gRPC's default send is unbounded.
         ("grpc.max_receive_message_length", settings.max_request_bytes),
         *KEEPALIVE_OPTIONS,
     ]
