@@ -132,6 +132,19 @@ async def test_terminal_tasks_expire(ddb: DynamoDBStore, ddb_client: Any, scope:
     # The store still reads the task and its events until DynamoDB deletes them.
     got = await ddb.get(scope, "t1")
     assert got is not None and got.task == done and got.last_seq == 3
+    # The sweep of older items runs once, on the transition into a terminal state.
+    calls: list[str] = []
+
+    def count(model: Any, **_: Any) -> None:
+        calls.append(model.name)
+
+    ddb_client.meta.events.register("before-call.dynamodb", count)
+    try:
+        await ddb.update(scope, "t1", got.version, done, [])
+        await ddb.create(scope, make_task("t3", pb.TASK_STATE_FAILED), [])
+    finally:
+        ddb_client.meta.events.unregister("before-call.dynamodb", count)
+    assert calls == ["TransactWriteItems", "TransactWriteItems"]
     short = DynamoDBStore(TABLE, ddb_client, retention_days=1)
     await short.create(scope, make_task("t2", pb.TASK_STATE_REJECTED), [])
     item = _raw(ddb_client, pk.replace("t1", "t2"), "TASK")
@@ -222,7 +235,7 @@ WORKERS = 4
 INCREMENTS = 8
 
 
-def increment_worker(args: tuple[str, str, int]) -> list[int]:
+def increment_worker(args: tuple[str, str, int]) -> tuple[list[int], int]:
     """Add INCREMENTS messages to the task, each by get, fold, conditional update, retry."""
     endpoint, tenant, worker = args
     set_dummy_credentials()
@@ -234,8 +247,9 @@ def increment_worker(args: tuple[str, str, int]) -> list[int]:
         client.close()
 
 
-async def _increments(store: DynamoDBStore, scope: Scope, worker: int) -> list[int]:
+async def _increments(store: DynamoDBStore, scope: Scope, worker: int) -> tuple[list[int], int]:
     versions = []
+    conflicts = 0
     for i in range(INCREMENTS):
         while True:
             current = await store.get(scope, "shared")
@@ -251,10 +265,11 @@ async def _increments(store: DynamoDBStore, scope: Scope, worker: int) -> list[i
                 stored = await store.update(scope, "shared", current.version, task, [event],
                                             message_id=f"w{worker}-{i}")
             except VersionConflictError:
+                conflicts += 1
                 continue
             versions.append(stored.version)
             break
-    return versions
+    return versions, conflicts
 
 
 @pytest.mark.slow
@@ -264,8 +279,10 @@ async def test_concurrent_writers_lose_nothing(ddb: DynamoDBStore, ddb_endpoint:
     await ddb.create(scope, task, [task_event(task)])
     context = multiprocessing.get_context("spawn")
     with context.Pool(WORKERS) as pool:
-        results = await asyncio.to_thread(
+        outcomes = await asyncio.to_thread(
             pool.map, increment_worker, [(ddb_endpoint, scope.tenant, w) for w in range(WORKERS)])
+    results = [versions for versions, _ in outcomes]
+    print("version conflicts retried:", sum(conflicts for _, conflicts in outcomes))
     total = WORKERS * INCREMENTS
     for versions in results:
         assert versions == sorted(versions) and len(set(versions)) == INCREMENTS
