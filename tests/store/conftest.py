@@ -2,23 +2,17 @@
 
 from __future__ import annotations
 
-import sys
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-_ROOT = str(Path(__file__).resolve().parents[2])
-if _ROOT not in sys.path:
-    sys.path.insert(0, _ROOT)
-
-from a2akit.store import table  # noqa: E402
-from a2akit.store.base import Scope, TaskStore  # noqa: E402
-from a2akit.store.dynamodb import DynamoDBStore, make_client  # noqa: E402
-from a2akit.store.memory import MemoryStore  # noqa: E402
-from tests.dynamodb_local import dynamodb_local, set_dummy_credentials  # noqa: E402
+from a2akit.store import table
+from a2akit.store.base import Scope, TaskStore
+from a2akit.store.dynamodb import DynamoDBStore, make_client
+from a2akit.store.memory import MemoryStore
+from tests.dynamodb_local import dynamodb_local, set_dummy_credentials
 
 TABLE = "a2akit-test"
 

@@ -14,7 +14,6 @@ import botocore.awsrequest
 import botocore.config
 import botocore.exceptions
 import pytest
-from test_contract import make_task, status_event, task_event
 
 from a2akit.errors import InternalError, InvalidParamsError, UnavailableError
 from a2akit.generated import a2a_pb2 as pb
@@ -22,6 +21,7 @@ from a2akit.store import table
 from a2akit.store.base import Scope, TaskQuery, VersionConflictError
 from a2akit.store.dynamodb import MAX_ITEM_BYTES, DynamoDBStore, make_client
 from tests.dynamodb_local import _free_port, set_dummy_credentials
+from tests.store.test_contract import make_task, status_event, task_event
 
 pytestmark = pytest.mark.anyio
 TABLE = "a2akit-test"
