@@ -1,0 +1,1 @@
+"""AWS infrastructure as a CDK app: one construct per concern, composed by one stack."""

@@ -1,0 +1,39 @@
+"""CDK app entry point (`cdk.json`: `python -m infra.app`).
+
+Settings come from context (`cdk.json`, `-c a2a:key=value`); see infra/config.py.
+"""
+
+from __future__ import annotations
+
+import os
+
+from aws_cdk import App, Environment, Validations
+from cdk_nag import AwsSolutionsChecks
+
+from .bundle import DEFAULT_DIR, build_bundle
+from .config import DeployConfig
+from .stack import A2AStack
+
+__all__ = ["build_app"]
+
+
+def build_app(app: App | None = None, *, lambda_bundle: str | None = None) -> App:
+    """Compose the app; `lambda_bundle` (or context) skips building the Lambda folder."""
+    app = app or App()
+    config = DeployConfig.from_context(app.node.try_get_context)
+    bundle = lambda_bundle or config.lambda_bundle
+    if bundle is None:
+        build_bundle(DEFAULT_DIR)
+        bundle = str(DEFAULT_DIR)
+    # Context wins; otherwise the CLI's own profile (CDK_DEFAULT_*), as `cdk` sets them.
+    env = Environment(
+        account=config.account or os.environ.get("CDK_DEFAULT_ACCOUNT"),
+        region=config.region or os.environ.get("CDK_DEFAULT_REGION"),
+    )
+    A2AStack(app, config.stack_name, config=config, lambda_bundle=bundle, env=env)
+    Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+    return app
+
+
+if __name__ == "__main__":
+    build_app().synth()

@@ -1,0 +1,148 @@
+"""Deployment settings, read once from CDK context (`cdk.json` or `-c key=value`).
+
+Constructs receive a `DeployConfig`; they never read context or the environment themselves.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+from a2akit.settings import DEFAULT_AGENT
+
+__all__ = ["CONTEXT", "ConfigError", "DeployConfig"]
+
+# API Gateway HTTP APIs cut every integration at 30 s; a buffered stream must end before.
+_MAX_STREAM_BUDGET_SECONDS = 28.0
+
+
+class ConfigError(ValueError):
+    """A context value the stack cannot use; the message names the key."""
+
+
+class CONTEXT:
+    """Context keys, one place (README.md lists them with examples)."""
+
+    ACCOUNT = "a2a:account"
+    REGION = "a2a:region"
+    STACK_NAME = "a2a:stackName"
+    AGENT = "a2a:agent"
+    LAMBDA_BUNDLE = "a2a:lambdaBundle"
+    GRPC = "a2a:grpc"
+    CERTIFICATE_ARN = "a2a:certificateArn"
+    DESIRED_COUNT = "a2a:desiredCount"
+    ALLOW_ANONYMOUS = "a2a:allowAnonymous"
+    STREAM_BUDGET_SECONDS = "a2a:streamBudgetSeconds"
+    RETAIN_TABLE = "a2a:retainTable"
+    ALARM_EMAIL = "a2a:alarmEmail"
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class DeployConfig:
+    """Everything that differs between deployments of the same stack code."""
+
+    account: str | None = None
+    region: str | None = None
+    stack_name: str = "A2AKit"
+    agent: str = DEFAULT_AGENT
+    # A folder holding the Lambda code; None means "build it" (see infra/bundle.py).
+    lambda_bundle: str | None = None
+    grpc: bool = True
+    certificate_arn: str | None = None
+    desired_count: int = 1
+    allow_anonymous: bool = False
+    stream_budget_seconds: float = 20.0
+    retain_table: bool = True
+    alarm_email: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.desired_count < 0:
+            raise ConfigError(f"{CONTEXT.DESIRED_COUNT} must be >= 0, got {self.desired_count}")
+        if not 0 < self.stream_budget_seconds <= _MAX_STREAM_BUDGET_SECONDS:
+            raise ConfigError(
+                f"{CONTEXT.STREAM_BUDGET_SECONDS} must be in (0, {_MAX_STREAM_BUDGET_SECONDS}]"
+                f" (the HTTP API's 30 s limit), got {self.stream_budget_seconds}"
+            )
+        if self.grpc and not self.certificate_arn:
+            # An ALB forwards gRPC only from an HTTPS listener, so there is no HTTP fallback.
+            raise ConfigError(
+                f"{CONTEXT.CERTIFICATE_ARN} is required for the gRPC service"
+                f" (or turn it off with -c {CONTEXT.GRPC}=false)"
+            )
+        if ":" not in self.agent:
+            raise ConfigError(f"{CONTEXT.AGENT} must be module:attribute, got {self.agent!r}")
+
+    @classmethod
+    def from_context(cls, get: Callable[[str], Any]) -> DeployConfig:
+        """Build from a context lookup such as `app.node.try_get_context`.
+
+        Raises `ConfigError` naming the first key whose value is unusable.
+        """
+        defaults = cls.__dataclass_fields__
+
+        # Reading the default from the field keeps one source for it.
+        def default(name: str) -> Any:
+            return defaults[name].default
+
+        return cls(
+            account=_str(get, CONTEXT.ACCOUNT),
+            region=_str(get, CONTEXT.REGION),
+            stack_name=_str(get, CONTEXT.STACK_NAME) or default("stack_name"),
+            agent=_str(get, CONTEXT.AGENT) or default("agent"),
+            lambda_bundle=_str(get, CONTEXT.LAMBDA_BUNDLE),
+            grpc=_bool(get, CONTEXT.GRPC, default("grpc")),
+            certificate_arn=_str(get, CONTEXT.CERTIFICATE_ARN),
+            desired_count=_int(get, CONTEXT.DESIRED_COUNT, default("desired_count")),
+            allow_anonymous=_bool(get, CONTEXT.ALLOW_ANONYMOUS, default("allow_anonymous")),
+            stream_budget_seconds=_float(
+                get, CONTEXT.STREAM_BUDGET_SECONDS, default("stream_budget_seconds")
+            ),
+            retain_table=_bool(get, CONTEXT.RETAIN_TABLE, default("retain_table")),
+            alarm_email=_str(get, CONTEXT.ALARM_EMAIL),
+        )
+
+
+# `-c key=value` always arrives as a string; cdk.json can carry real JSON types.
+def _str(get: Callable[[str], Any], key: str) -> str | None:
+    value = get(key)
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise ConfigError(f"{key} must be a string, got {value!r}")
+    return value
+
+
+def _bool(get: Callable[[str], Any], key: str, default: bool) -> bool:
+    value = get(key)
+    if value is None or value == "":
+        return default
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    raise ConfigError(f"{key} must be true or false, got {value!r}")
+
+
+def _int(get: Callable[[str], Any], key: str, default: int) -> int:
+    value = get(key)
+    if value is None or value == "":
+        return default
+    try:
+        if isinstance(value, bool):
+            raise ValueError
+        return int(value)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{key} must be an integer, got {value!r}") from exc
+
+
+def _float(get: Callable[[str], Any], key: str, default: float) -> float:
+    value = get(key)
+    if value is None or value == "":
+        return default
+    try:
+        if isinstance(value, bool):
+            raise ValueError
+        return float(value)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{key} must be a number, got {value!r}") from exc

@@ -1,0 +1,154 @@
+"""The gRPC binding: Fargate in a VPC behind an internal ALB, HTTP/2 end to end."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from aws_cdk import Duration, IgnoreMode, RemovalPolicy
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_ecr_assets as ecr_assets
+from aws_cdk import aws_ecs as ecs
+from aws_cdk import aws_elasticloadbalancingv2 as elbv2
+from aws_cdk import aws_logs as logs
+from constructs import Construct
+
+__all__ = ["GRPC_HEALTH_CHECK_PATH", "HTTPS_PORT", "VPC_CIDR", "GrpcService"]
+
+HTTPS_PORT = 443
+# A literal, not a token, so security group rules (and their checks) see the real range.
+VPC_CIDR = "10.0.0.0/16"
+# The standard health service (grpc_service serves it); "0" is status OK.
+GRPC_HEALTH_CHECK_PATH = "/grpc.health.v1.Health/Check"
+
+# The image installs the project itself, so its build context is the repository root;
+# only what the image needs is staged (and never cdk.out, which would recurse).
+_IMAGE_CONTEXT_INCLUDE = (
+    "pyproject.toml",
+    "README.md",
+    "a2akit",
+    "handlers",
+    "examples",
+    "grpc_service",
+)
+_IMAGE_EXCLUDE = [
+    "*",
+    *(f"!{name}" for name in _IMAGE_CONTEXT_INCLUDE),
+    "**/__pycache__",
+    "**/*.pyc",
+]
+
+
+class GrpcService(Construct):
+    """Exposes `vpc`, `cluster`, `service`, `task_role`, `load_balancer`, `listener` and
+    `target_group` so the stack can grant, alarm and output."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        project_root: Path,
+        environment: Mapping[str, str],
+        certificate_arn: str,
+        desired_count: int,
+        port: int,
+        cpu: int = 256,
+        memory_mb: int = 512,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        # One NAT gateway: tasks pull their image and reach DynamoDB through it. Two AZs are
+        # the ALB's minimum.
+        self.vpc = ec2.Vpc(
+            self, "Vpc", ip_addresses=ec2.IpAddresses.cidr(VPC_CIDR), max_azs=2, nat_gateways=1
+        )
+        self.vpc.add_flow_log("FlowLog")
+        # DynamoDB traffic stays off the NAT gateway (and its per-GB charge).
+        self.vpc.add_gateway_endpoint("DynamoDb", service=ec2.GatewayVpcEndpointAwsService.DYNAMODB)
+        self.cluster = ecs.Cluster(
+            self,
+            "Cluster",
+            vpc=self.vpc,
+            container_insights_v2=ecs.ContainerInsights.ENABLED,
+        )
+        task = ecs.FargateTaskDefinition(
+            self,
+            "Task",
+            cpu=cpu,
+            memory_limit_mib=memory_mb,
+            runtime_platform=ecs.RuntimePlatform(
+                cpu_architecture=ecs.CpuArchitecture.ARM64,
+                operating_system_family=ecs.OperatingSystemFamily.LINUX,
+            ),
+        )
+        self.task_role = task.task_role
+        self.log_group = logs.LogGroup(
+            self,
+            "Logs",
+            retention=logs.RetentionDays.ONE_MONTH,
+            removal_policy=RemovalPolicy.DESTROY,
+        )
+        task.add_container(
+            "Server",
+            image=ecs.ContainerImage.from_asset(
+                str(project_root),
+                file="grpc_service/Dockerfile",
+                platform=ecr_assets.Platform.LINUX_ARM64,
+                exclude=_IMAGE_EXCLUDE,
+                ignore_mode=IgnoreMode.DOCKER,
+            ),
+            environment=dict(environment),
+            port_mappings=[ecs.PortMapping(container_port=port)],
+            logging=ecs.LogDriver.aws_logs(stream_prefix="grpc", log_group=self.log_group),
+            readonly_root_filesystem=True,
+        )
+        self.service = ecs.FargateService(
+            self,
+            "Service",
+            cluster=self.cluster,
+            task_definition=task,
+            desired_count=desired_count,
+            assign_public_ip=False,
+            vpc_subnets=ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS),
+            circuit_breaker=ecs.DeploymentCircuitBreaker(enable=True, rollback=True),
+            min_healthy_percent=100,
+        )
+        self.load_balancer = elbv2.ApplicationLoadBalancer(
+            self,
+            "LoadBalancer",
+            vpc=self.vpc,
+            internet_facing=False,
+            drop_invalid_header_fields=True,
+        )
+        # An ALB forwards gRPC only from an HTTPS listener: there is deliberately no HTTP one.
+        self.listener = self.load_balancer.add_listener(
+            "Https",
+            port=HTTPS_PORT,
+            protocol=elbv2.ApplicationProtocol.HTTPS,
+            certificates=[elbv2.ListenerCertificate.from_arn(certificate_arn)],
+            ssl_policy=elbv2.SslPolicy.RECOMMENDED_TLS,
+            open=False,
+        )
+        self.load_balancer.connections.allow_from(
+            ec2.Peer.ipv4(VPC_CIDR),
+            ec2.Port.tcp(HTTPS_PORT),
+            "gRPC clients inside the VPC",
+        )
+        self.target_group = self.listener.add_targets(
+            "Grpc",
+            port=port,
+            protocol=elbv2.ApplicationProtocol.HTTP,
+            protocol_version=elbv2.ApplicationProtocolVersion.GRPC,
+            targets=[self.service],
+            health_check=elbv2.HealthCheck(
+                path=GRPC_HEALTH_CHECK_PATH,
+                healthy_grpc_codes="0",
+                interval=Duration.seconds(15),
+            ),
+            deregistration_delay=Duration.seconds(30),
+        )
+
+    @property
+    def address(self) -> str:
+        """`host:port` of the listener, as the agent card advertises it."""
+        return f"{self.load_balancer.load_balancer_dns_name}:{HTTPS_PORT}"

@@ -1,0 +1,63 @@
+"""The task table: key names and the list index come from the store's own definition."""
+
+from __future__ import annotations
+
+from aws_cdk import RemovalPolicy
+from aws_cdk import aws_dynamodb as dynamodb
+from constructs import Construct
+
+from a2akit.store.table import LIST_INDEX, LIST_INDEX_PK, LIST_INDEX_SK, PK, SK, TTL_ATTRIBUTE
+
+__all__ = ["DATA_ACTIONS", "INDEX_ACTIONS", "TaskTable"]
+
+# What the store does with items. No Scan and no table management: the kit never creates
+# or describes tables against AWS. Transactions are authorised by these per-item actions.
+DATA_ACTIONS = (
+    "dynamodb:BatchGetItem",
+    "dynamodb:BatchWriteItem",
+    "dynamodb:ConditionCheckItem",
+    "dynamodb:DeleteItem",
+    "dynamodb:GetItem",
+    "dynamodb:PutItem",
+    "dynamodb:Query",
+    "dynamodb:UpdateItem",
+)
+# The list index is only ever queried.
+INDEX_ACTIONS = ("dynamodb:Query",)
+
+
+def _key(name: str) -> dynamodb.Attribute:
+    return dynamodb.Attribute(name=name, type=dynamodb.AttributeType.STRING)
+
+
+class TaskTable(Construct):
+    """On-demand table with PITR, TTL, a stream (for push dispatch) and the list index."""
+
+    def __init__(self, scope: Construct, construct_id: str, *, retain: bool = True) -> None:
+        super().__init__(scope, construct_id)
+        self.table = dynamodb.Table(
+            self,
+            "Table",
+            partition_key=_key(PK),
+            sort_key=_key(SK),
+            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
+            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
+                point_in_time_recovery_enabled=True
+            ),
+            time_to_live_attribute=TTL_ATTRIBUTE,
+            stream=dynamodb.StreamViewType.NEW_AND_OLD_IMAGES,
+            # Task history is the product's data: keep it when the stack goes away,
+            # unless a throwaway environment says otherwise.
+            removal_policy=RemovalPolicy.RETAIN if retain else RemovalPolicy.DESTROY,
+        )
+        self.table.add_global_secondary_index(
+            index_name=LIST_INDEX,
+            partition_key=_key(LIST_INDEX_PK),
+            sort_key=_key(LIST_INDEX_SK),
+            projection_type=dynamodb.ProjectionType.ALL,
+        )
+
+    @property
+    def index_arn(self) -> str:
+        """The ARN of the list index alone (not `index/*`)."""
+        return f"{self.table.table_arn}/index/{LIST_INDEX}"

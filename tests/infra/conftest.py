@@ -1,0 +1,78 @@
+"""Synthesize the stack once per configuration; CloudFormation validation only where asked.
+
+Validation costs 11-15 s per synth, so one test turns it on (test_validation_on).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+# Before jsii starts its node process: the banner would otherwise go to stderr on every run.
+os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
+
+from aws_cdk import App
+from aws_cdk.assertions import Template
+
+from infra.app import build_app
+from infra.stack import PROJECT_ROOT
+
+CDK_CONTEXT: dict[str, Any] = json.loads((PROJECT_ROOT / "cdk.json").read_text())["context"]
+
+
+@pytest.fixture(scope="session")
+def empty_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    # Stands in for the pip-built folder: the template does not depend on its contents.
+    folder = tmp_path_factory.mktemp("lambda_bundle")
+    (folder / "placeholder.txt").write_text("unit tests only\n")
+    return folder
+
+
+def _synth(
+    bundle: Path, outdir: Path, *, validate: bool = False, **context: Any
+) -> tuple[App, Template, Path]:
+    """Synthesize the app from cdk.json's context plus `context`; return app, template, file."""
+    # The app property, not CDK_VALIDATION: the node process reads the environment once.
+    app = App(
+        context={**CDK_CONTEXT, **context},
+        outdir=str(outdir),
+        builtin_cloud_formation_validation=validate,
+    )
+    build_app(app, lambda_bundle=str(bundle))
+    assembly = app.synth()
+    (stack,) = assembly.stacks
+    template = Template.from_json(stack.template)
+    return app, template, Path(assembly.directory) / stack.template_file
+
+
+@pytest.fixture(scope="session")
+def synthesized(
+    empty_bundle: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Template, Path]]:
+    _, template, path = _synth(empty_bundle, tmp_path_factory.mktemp("cdk_out"))
+    yield template, path
+
+
+@pytest.fixture(scope="session")
+def template(synthesized: tuple[Template, Path]) -> Template:
+    return synthesized[0]
+
+
+Synth = Callable[..., tuple[App, Template, Path]]
+
+
+@pytest.fixture(scope="session")
+def synth() -> Synth:
+    """`synth(bundle, outdir, validate=False, **context)`: a fresh app and its template."""
+    return _synth
+
+
+@pytest.fixture(scope="session")
+def cdk_context() -> dict[str, Any]:
+    """The context committed in cdk.json, which every synth here starts from."""
+    return CDK_CONTEXT

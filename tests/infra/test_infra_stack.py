@@ -1,0 +1,292 @@
+"""The synthesized template, asserted by resource type and properties (never logical ids)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aws_cdk.assertions import Match, Template
+
+from a2akit.settings import ENV, Settings
+from a2akit.store.table import (
+    LIST_INDEX,
+    LIST_INDEX_PK,
+    LIST_INDEX_SK,
+    PK,
+    SK,
+    TTL_ATTRIBUTE,
+    create_table_kwargs,
+)
+from infra.config import ConfigError, DeployConfig
+from infra.grpc_service import GRPC_HEALTH_CHECK_PATH, HTTPS_PORT
+from infra.table import DATA_ACTIONS, INDEX_ACTIONS
+
+Synth = Callable[..., tuple[Any, Template, Path]]
+
+
+def _only(template: Template, resource_type: str) -> dict[str, Any]:
+    (resource,) = template.find_resources(resource_type).values()
+    return resource
+
+
+def _logical_id(template: Template, resource_type: str) -> str:
+    (logical_id,) = template.find_resources(resource_type)
+    return logical_id
+
+
+# --- table -------------------------------------------------------------------------------
+
+
+def test_table_matches_the_store_definition(template: Template) -> None:
+    store = create_table_kwargs("unused")
+    template.has_resource_properties(
+        "AWS::DynamoDB::Table",
+        {
+            "BillingMode": "PAY_PER_REQUEST",
+            "KeySchema": store["KeySchema"],
+            "AttributeDefinitions": Match.array_equals(store["AttributeDefinitions"]),
+            "GlobalSecondaryIndexes": [
+                {
+                    "IndexName": LIST_INDEX,
+                    "KeySchema": [
+                        {"AttributeName": LIST_INDEX_PK, "KeyType": "HASH"},
+                        {"AttributeName": LIST_INDEX_SK, "KeyType": "RANGE"},
+                    ],
+                    "Projection": {"ProjectionType": "ALL"},
+                }
+            ],
+            "StreamSpecification": {"StreamViewType": "NEW_AND_OLD_IMAGES"},
+            "TimeToLiveSpecification": {"AttributeName": TTL_ATTRIBUTE, "Enabled": True},
+            "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True},
+        },
+    )
+    assert {k["AttributeName"] for k in store["KeySchema"]} == {PK, SK}
+    assert _only(template, "AWS::DynamoDB::Table")["DeletionPolicy"] == "Retain"
+
+
+# --- JSON-RPC Lambda and API -------------------------------------------------------------
+
+
+def test_lambda_is_arm64_python_313_with_settings_from_env_names(
+    template: Template, cdk_context: dict[str, Any]
+) -> None:
+    template.has_resource_properties(
+        "AWS::Lambda::Function",
+        {
+            "Architectures": ["arm64"],
+            "Runtime": "python3.13",
+            "Handler": "handlers.jsonrpc.handler",
+            "Timeout": Match.any_value(),
+            "Environment": {
+                "Variables": Match.object_like(
+                    {
+                        ENV.AGENT: cdk_context.get("a2a:agent", Settings.agent),
+                        ENV.TABLE: {"Ref": _logical_id(template, "AWS::DynamoDB::Table")},
+                        ENV.ALLOW_ANONYMOUS: "false",
+                        ENV.STREAM_BUDGET_SECONDS: "20",
+                        ENV.PUBLIC_URL: Match.any_value(),
+                        ENV.GRPC_ADDRESS: Match.any_value(),
+                    }
+                )
+            },
+        },
+    )
+    function = _only(template, "AWS::Lambda::Function")["Properties"]
+    # The function must outlive the stream budget and end before API Gateway's 30 s.
+    assert 20 < function["Timeout"] < 30
+
+
+def test_http_api_and_function_url_front_the_lambda(template: Template) -> None:
+    template.has_resource_properties("AWS::ApiGatewayV2::Api", {"ProtocolType": "HTTP"})
+    template.has_resource_properties(
+        "AWS::ApiGatewayV2::Integration",
+        {"IntegrationType": "AWS_PROXY", "PayloadFormatVersion": "2.0"},
+    )
+    template.has_resource_properties(
+        "AWS::ApiGatewayV2::Stage",
+        {"StageName": "$default", "AccessLogSettings": Match.object_like({})},
+    )
+    template.has_resource_properties(
+        "AWS::Lambda::Url", {"AuthType": "NONE", "InvokeMode": "BUFFERED"}
+    )
+
+
+# --- gRPC on Fargate behind the ALB ------------------------------------------------------
+
+
+def test_grpc_target_group_sits_behind_an_https_listener(
+    template: Template, cdk_context: dict[str, Any]
+) -> None:
+    group_id = _logical_id(template, "AWS::ElasticLoadBalancingV2::TargetGroup")
+    group = _only(template, "AWS::ElasticLoadBalancingV2::TargetGroup")["Properties"]
+    assert group["ProtocolVersion"] == "GRPC"
+    assert group["Port"] == Settings.grpc_port
+    assert group["TargetType"] == "ip"
+    assert group["HealthCheckPath"] == GRPC_HEALTH_CHECK_PATH
+    assert group["Matcher"] == {"GrpcCode": "0"}
+
+    listeners = template.find_resources("AWS::ElasticLoadBalancingV2::Listener")
+    # Every listener is HTTPS (an ALB forwards gRPC from nothing else), and one forwards here.
+    assert listeners
+    for listener in listeners.values():
+        props = listener["Properties"]
+        assert props["Protocol"] == "HTTPS"
+        assert props["Port"] == HTTPS_PORT
+        assert props["Certificates"] == [{"CertificateArn": cdk_context["a2a:certificateArn"]}]
+    assert any(
+        action.get("TargetGroupArn") == {"Ref": group_id}
+        for listener in listeners.values()
+        for action in listener["Properties"]["DefaultActions"]
+    )
+    template.has_resource_properties(
+        "AWS::ElasticLoadBalancingV2::LoadBalancer", {"Scheme": "internal"}
+    )
+
+
+def test_fargate_service_runs_arm64_non_public(
+    template: Template, cdk_context: dict[str, Any]
+) -> None:
+    template.has_resource_properties(
+        "AWS::ECS::TaskDefinition",
+        {
+            "RuntimePlatform": {"CpuArchitecture": "ARM64", "OperatingSystemFamily": "LINUX"},
+            "ContainerDefinitions": [
+                Match.object_like(
+                    {
+                        "PortMappings": [Match.object_like({"ContainerPort": Settings.grpc_port})],
+                        "ReadonlyRootFilesystem": True,
+                        "Environment": Match.array_with(
+                            [{"Name": ENV.GRPC_PORT, "Value": str(Settings.grpc_port)}]
+                        ),
+                    }
+                )
+            ],
+        },
+    )
+    template.has_resource_properties(
+        "AWS::ECS::Service",
+        {
+            "DesiredCount": cdk_context["a2a:desiredCount"],
+            "NetworkConfiguration": {
+                "AwsvpcConfiguration": Match.object_like({"AssignPublicIp": "DISABLED"})
+            },
+        },
+    )
+
+
+# --- least privilege ---------------------------------------------------------------------
+
+
+def _table_statements(template: Template) -> list[dict[str, Any]]:
+    return [
+        statement
+        for policy in template.find_resources("AWS::IAM::Policy").values()
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]
+        if any(str(a).startswith("dynamodb:") for a in _as_list(statement["Action"]))
+    ]
+
+
+def _as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def test_table_grants_name_the_table_and_its_index_only(template: Template) -> None:
+    table_id = _logical_id(template, "AWS::DynamoDB::Table")
+    table_arn = {"Fn::GetAtt": [table_id, "Arn"]}
+    index_arn = {"Fn::Join": ["", [table_arn, f"/index/{LIST_INDEX}"]]}
+    statements = _table_statements(template)
+    # Two statements for each of the two roles (Lambda, ECS task).
+    assert len(statements) == 4
+    for statement in statements:
+        assert statement["Effect"] == "Allow"
+        actions = sorted(_as_list(statement["Action"]))
+        resources = _as_list(statement["Resource"])
+        if resources == [table_arn]:
+            assert actions == sorted(DATA_ACTIONS)
+        else:
+            assert resources == [index_arn]
+            assert actions == sorted(INDEX_ACTIONS)
+        assert "dynamodb:Scan" not in actions
+        assert not any(a.endswith("*") for a in actions)
+
+
+# --- alarms and outputs ------------------------------------------------------------------
+
+
+def test_alarms_cover_errors_throttles_and_unhealthy_targets(template: Template) -> None:
+    alarms = template.find_resources("AWS::CloudWatch::Alarm")
+    metric_names = set()
+    for alarm in alarms.values():
+        props = alarm["Properties"]
+        assert props["AlarmActions"]
+        if "MetricName" in props:
+            metric_names.add(props["MetricName"])
+        for query in props.get("Metrics", []):
+            if "MetricStat" in query:
+                metric_names.add(query["MetricStat"]["Metric"]["MetricName"])
+    assert {
+        "Errors",
+        "Throttles",
+        "ReadThrottleEvents",
+        "WriteThrottleEvents",
+        "UnHealthyHostCount",
+    } <= metric_names
+
+
+def test_outputs_name_the_endpoints_and_table(template: Template) -> None:
+    outputs = template.find_outputs("*")
+    assert {"JsonRpcUrl", "FunctionUrl", "GrpcAddress", "TableName"} <= set(outputs)
+
+
+# --- configuration -----------------------------------------------------------------------
+
+
+def test_grpc_can_be_turned_off(synth: Synth, empty_bundle: Path, tmp_path: Path) -> None:
+    _, template, _ = synth(empty_bundle, tmp_path, **{"a2a:grpc": "false"})
+    template.resource_count_is("AWS::ECS::Service", 0)
+    template.resource_count_is("AWS::EC2::VPC", 0)
+    template.resource_count_is("AWS::ElasticLoadBalancingV2::TargetGroup", 0)
+    assert len(_table_statements(template)) == 2
+    assert "GrpcAddress" not in template.find_outputs("*")
+
+
+def test_grpc_without_a_certificate_is_refused() -> None:
+    with pytest.raises(ConfigError, match="a2a:certificateArn"):
+        DeployConfig.from_context({"a2a:grpc": True}.get)
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("a2a:desiredCount", "many"),
+        ("a2a:desiredCount", -1),
+        ("a2a:streamBudgetSeconds", 45),
+        ("a2a:allowAnonymous", "yes"),
+        ("a2a:agent", "no_colon"),
+    ],
+)
+def test_bad_context_values_name_their_key(key: str, value: Any) -> None:
+    context = {"a2a:grpc": False, key: value}
+    with pytest.raises(ConfigError, match=key):
+        DeployConfig.from_context(context.get)
+
+
+def test_context_strings_are_parsed() -> None:
+    config = DeployConfig.from_context(
+        {
+            "a2a:grpc": "false",
+            "a2a:desiredCount": "0",
+            "a2a:allowAnonymous": "true",
+            "a2a:streamBudgetSeconds": "12.5",
+            "a2a:agent": "my_agent.main:agent",
+        }.get
+    )
+    assert config == DeployConfig(
+        grpc=False,
+        desired_count=0,
+        allow_anonymous=True,
+        stream_budget_seconds=12.5,
+        agent="my_agent.main:agent",
+    )
