@@ -69,9 +69,10 @@ def build_bundle(target: Path = DEFAULT_DIR) -> int:
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     for package in PACKAGES:
         shutil.copytree(_ROOT / package, target / package, ignore=ignore)
-    # pip's own metadata is dead weight at run time.
-    for info in target.glob("*.dist-info"):
-        shutil.rmtree(info)
+    # pip's metadata and the dependencies' console scripts are dead weight at run time.
+    for leftover in [*target.glob("*.dist-info"), target / "bin"]:
+        if leftover.is_dir():
+            shutil.rmtree(leftover)
     return sum(path.stat().st_size for path in target.rglob("*") if path.is_file())
 
 

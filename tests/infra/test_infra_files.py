@@ -1,0 +1,40 @@
+"""The files around the CDK app agree with it: samconfig.toml, cdk.json, the Lambda bundle."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from typing import Any
+
+from infra.bundle import REQUIREMENTS
+from infra.config import CONTEXT, DeployConfig
+from infra.stack import PROJECT_ROOT
+
+
+def test_samconfig_points_at_the_synthesized_templates() -> None:
+    config = tomllib.loads((PROJECT_ROOT / "samconfig.toml").read_text())
+    default_stack = DeployConfig.__dataclass_fields__["stack_name"].default
+    assert config["default"]["global"]["parameters"]["stack_name"] == default_stack
+    for env, sections in config.items():
+        if env == "version":
+            continue
+        stack = sections["global"]["parameters"]["stack_name"]
+        for command in ("validate", "build"):
+            template = sections[command]["parameters"]["template"]
+            assert template == f"cdk.out/{stack}.template.json", (env, command)
+
+
+def test_cdk_json_synthesizes_offline() -> None:
+    cdk: dict[str, Any] = json.loads((PROJECT_ROOT / "cdk.json").read_text())
+    assert cdk["notices"] is False
+    context = cdk["context"]
+    zones = (
+        f"availability-zones:account={context[CONTEXT.ACCOUNT]}:region={context[CONTEXT.REGION]}"
+    )
+    assert len(context[zones]) >= 2  # the VPC needs two AZs without asking AWS
+
+
+def test_bundle_requirements_are_the_runtime_dependencies_minus_boto3() -> None:
+    pyproject = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text())
+    runtime = [d for d in pyproject["project"]["dependencies"] if not d.startswith("boto3")]
+    assert sorted(REQUIREMENTS) == sorted(runtime)
