@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from aws_cdk.assertions import Template
-from cfnlint.api import ManualArgs, lint_file
+from cfnlint.api import ManualArgs, lint_file  # type: ignore[import-untyped]
 
 # Warnings about what CDK itself generates: explicit DependsOn next to a Ref (W3005), and the
 # AZ names committed in cdk.json for offline synth (W3010).

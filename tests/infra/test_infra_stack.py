@@ -28,7 +28,7 @@ Synth = Callable[..., tuple[Any, Template, Path]]
 
 def _only(template: Template, resource_type: str) -> dict[str, Any]:
     (resource,) = template.find_resources(resource_type).values()
-    return resource
+    return dict(resource)
 
 
 def _logical_id(template: Template, resource_type: str) -> str:
