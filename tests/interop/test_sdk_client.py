@@ -1,0 +1,127 @@
+"""Interop: the official a2a-sdk client against our local server, over JSON-RPC and gRPC.
+
+The SDK lives in its own venv (.cache/sdk-venv, installed on first use) and the client script
+(sdk_client.py) imports nothing from the kit, so this checks the wire, not shared code.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+import venv
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+SDK_VENV = ROOT / ".cache" / "sdk-venv"
+SDK_SPEC = "a2a-sdk[grpc]>=1,<2"
+CLIENT = Path(__file__).with_name("sdk_client.py")
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _pypi_reachable() -> bool:
+    try:
+        with urllib.request.urlopen("https://pypi.org/simple/a2a-sdk/", timeout=10):
+            return True
+    except (OSError, urllib.error.URLError):
+        return False
+
+
+@pytest.fixture(scope="session")
+def sdk_python() -> Path:
+    python = SDK_VENV / "bin" / "python"
+    probe = [str(python), "-c", "import a2a.client, grpc, httpx"]
+    if python.exists() and subprocess.run(probe, capture_output=True).returncode == 0:
+        return python
+    if not python.exists():
+        venv.create(SDK_VENV, with_pip=True)
+    install = subprocess.run([str(python), "-m", "pip", "install", "-q", SDK_SPEC],
+                             capture_output=True, text=True, timeout=900)
+    if install.returncode != 0:
+        if not _pypi_reachable():
+            pytest.skip(f"PyPI is unreachable, cannot install {SDK_SPEC}")
+        raise AssertionError(f"pip install {SDK_SPEC} failed:\n{install.stderr[-3000:]}")
+    return python
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    port, grpc_port = _free_port(), _free_port()
+    env = {key: value for key, value in os.environ.items() if not key.startswith("A2A_")}
+    env["PYTHONPATH"] = str(ROOT)
+    log_path = tmp_path_factory.mktemp("serve_local") / "server.log"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "scripts.serve_local", "--port", str(port),
+             "--grpc-port", str(grpc_port)], cwd=ROOT, env=env, stdout=log,
+            stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            assert process.poll() is None, log_path.read_text()
+            try:
+                with urllib.request.urlopen(f"{base}/.well-known/agent-card.json", timeout=1):
+                    break
+            except OSError as exc:
+                if time.monotonic() > deadline:
+                    raise AssertionError("server never answered:\n" + log_path.read_text()) from exc
+                time.sleep(0.1)
+        yield base
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@pytest.fixture(scope="module")
+def results(sdk_python: Path, server: str) -> dict[str, Any]:
+    run = subprocess.run([str(sdk_python), str(CLIENT), server], capture_output=True,
+                         text=True, timeout=120, cwd=CLIENT.parent)
+    assert run.returncode == 0, run.stderr[-4000:]
+    parsed: dict[str, Any] = json.loads(run.stdout.strip().splitlines()[-1])
+    return parsed
+
+
+def test_card_resolves(results: dict[str, Any]) -> None:
+    bindings = {i["protocolBinding"] for i in results["card"]["supportedInterfaces"]}
+    assert {"JSONRPC", "GRPC"} <= bindings
+    assert results["card"]["capabilities"]["streaming"] is True
+
+
+@pytest.mark.parametrize("binding", ["JSONRPC", "GRPC"])
+def test_operations(results: dict[str, Any], binding: str) -> None:
+    got = results[binding]
+    send = got["send"]
+    assert send["kind"] == "task" and send["events"] == 1
+    assert send["state"] == "TASK_STATE_COMPLETED"
+    assert send["text"] == f"hello {binding}"
+    assert got["get"] == {"id": send["id"], "state": "TASK_STATE_COMPLETED",
+                          "text": f"hello {binding}"}
+    assert send["id"] in got["list"]["ids"]
+    assert got["cancel"]["type"] == "TaskNotCancelableError", got["cancel"]
+    assert got["get_missing"]["type"] == "TaskNotFoundError", got["get_missing"]
+    stream = got["stream"]
+    assert stream["kinds"], stream
+    assert stream["final_state"] == "TASK_STATE_COMPLETED", stream
+    assert stream["text"] == f"stream {binding}", stream
