@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from a2akit.settings import DEFAULT_AGENT
 
@@ -124,25 +124,26 @@ def _bool(get: Callable[[str], Any], key: str, default: bool) -> bool:
     raise ConfigError(f"{key} must be true or false, got {value!r}")
 
 
+N = TypeVar("N", int, float)
+
+
 def _int(get: Callable[[str], Any], key: str, default: int) -> int:
-    value = get(key)
-    if value is None or value == "":
-        return default
-    try:
-        if isinstance(value, bool):
-            raise ValueError
-        return int(value)
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"{key} must be an integer, got {value!r}") from exc
+    return _number(get, key, default, int, "an integer")
 
 
 def _float(get: Callable[[str], Any], key: str, default: float) -> float:
+    return _number(get, key, default, float, "a number")
+
+
+def _number(get: Callable[[str], Any], key: str, default: N, cast: Callable[[Any], N],
+            kind: str) -> N:
+    """A numeric context value; booleans and non-numbers name the key in the error."""
     value = get(key)
     if value is None or value == "":
         return default
     try:
         if isinstance(value, bool):
             raise ValueError
-        return float(value)
+        return cast(value)
     except (TypeError, ValueError) as exc:
-        raise ConfigError(f"{key} must be a number, got {value!r}") from exc
+        raise ConfigError(f"{key} must be {kind}, got {value!r}") from exc
