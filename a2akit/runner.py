@@ -87,6 +87,11 @@ class Run:
         self._agent_task: asyncio.Task[None] | None = None
         self._task: asyncio.Task[None] | None = None
 
+    @property
+    def _reported_nothing(self) -> bool:
+        """No task exists yet and the agent reported nothing beyond the first snapshot."""
+        return self._stored is None and len(self._pending) == 1
+
     # --- TaskSink, called by TaskHandle ------------------------------------------------------
 
     @property
@@ -103,7 +108,7 @@ class Run:
         self._dirty.set()
 
     def reply(self, message: pb.Message) -> None:
-        if self._stored is not None or len(self._pending) > 1:
+        if not self._reported_nothing:
             # A task exists for this exchange: the reply becomes part of its history.
             message.task_id = self._context.task_id
             self.emit(pb.StreamResponse(message=message))
@@ -173,7 +178,7 @@ class Run:
                 if not self._stopping:
                     raise
             except A2AError as exc:
-                if self._stored is None and len(self._pending) == 1:
+                if self._reported_nothing:
                     self.error = exc  # raised before reporting anything: the caller gets it
                 else:
                     self._fail_safely(exc.message)
@@ -196,7 +201,7 @@ class Run:
         """An agent must end in a terminal or interrupted state, or with a reply."""
         if self._stopping or self.reply_message is not None:
             return
-        if self._stored is None and len(self._pending) == 1:
+        if self._reported_nothing:
             self.error = InvalidAgentResponseError("the agent reported nothing")
             return
         if not ends_stream(self.snapshot.status.state):
