@@ -21,6 +21,7 @@ from google.protobuf.message_factory import GetMessageClass
 from a2akit.agent import Agent, RequestContext
 from a2akit.auth import ANONYMOUS
 from a2akit.card import input_modes, streaming_enabled
+from a2akit.clock import now, timestamp_ms
 from a2akit.errors import (
     AuthenticationRequiredError,
     ContentTypeNotSupportedError,
@@ -33,7 +34,7 @@ from a2akit.errors import (
     UnsupportedOperationError,
 )
 from a2akit.generated import a2a_pb2 as pb
-from a2akit.runner import Run, now
+from a2akit.runner import Run
 from a2akit.settings import Settings
 from a2akit.states import ends_stream, is_terminal
 from a2akit.store.base import Scope, StoredTask, TaskQuery, TaskStore, VersionConflictError
@@ -280,8 +281,7 @@ class Operations:
                                      violations=[("status", "unknown task state")])
         after = None
         if request.HasField("status_timestamp_after"):
-            stamp = request.status_timestamp_after
-            after = stamp.seconds * 1000 + stamp.nanos // 1_000_000
+            after = timestamp_ms(request.status_timestamp_after)
         page = await self.store.list(call.scope(request.tenant), TaskQuery(
             context_id=request.context_id, state=request.status, status_after_ms=after,
             page_size=page_size, page_token=request.page_token))

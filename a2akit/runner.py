@@ -12,30 +12,22 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import AsyncIterator
 
-from google.protobuf import timestamp_pb2
-
 from a2akit.agent import Agent, RequestContext, TaskHandle
+from a2akit.clock import now
 from a2akit.errors import A2AError, InternalError, InvalidAgentResponseError
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.states import apply_event, ends_stream, is_terminal
 from a2akit.store.base import DuplicateMessageError, StoredTask, TaskStore, VersionConflictError
 
-__all__ = ["Run", "now"]
+__all__ = ["Run"]
 
 log = logging.getLogger("a2akit.runner")
 
 _MAX_CONFLICT_RETRIES = 20
 # Background runs (returnImmediately) must be referenced somewhere, or they can be collected.
 _BACKGROUND: set[asyncio.Task[None]] = set()
-
-
-def now() -> timestamp_pb2.Timestamp:
-    """The current time at millisecond precision, so ProtoJSON prints three fraction digits."""
-    ms = time.time_ns() // 1_000_000
-    return timestamp_pb2.Timestamp(seconds=ms // 1000, nanos=(ms % 1000) * 1_000_000)
 
 
 class Run:

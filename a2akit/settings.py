@@ -34,7 +34,7 @@ class ENV:
     RETENTION_DAYS = "A2A_RETENTION_DAYS"
 
 
-DEFAULT_AGENT = "examples.echo:agent"
+DEFAULT_AGENT = "a2akit.examples.echo:agent"
 
 
 @dataclasses.dataclass(frozen=True)

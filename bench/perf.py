@@ -58,7 +58,7 @@ async def _kit_cpu() -> dict[str, float]:
 
     from a2akit.runtime import build_operations
     from a2akit.settings import Settings
-    from handlers._jsonrpc_app import create_app
+    from handlers.jsonrpc_app import create_app
 
     app = create_app(build_operations(Settings(allow_anonymous=True)))
     transport = httpx.ASGITransport(app=app)

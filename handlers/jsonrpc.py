@@ -9,7 +9,7 @@ from mangum import Mangum
 
 from a2akit.runtime import build_operations
 from a2akit.settings import Settings
-from handlers._jsonrpc_app import create_app
+from handlers.jsonrpc_app import create_app
 
 __all__ = ["app", "handler"]
 

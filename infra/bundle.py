@@ -27,7 +27,7 @@ REQUIREMENTS = (
     "googleapis-common-protos>=1.70",
 )
 # The kit's own packages the handler imports.
-PACKAGES = ("a2akit", "handlers", "examples")
+PACKAGES = ("a2akit", "handlers")
 
 # Must match infra/jsonrpc_api.py: RUNTIME (Python 3.13) and Architecture.ARM_64.
 _PIP_PLATFORM = (

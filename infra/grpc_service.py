@@ -28,7 +28,6 @@ _IMAGE_CONTEXT_INCLUDE = (
     "README.md",
     "a2akit",
     "handlers",
-    "examples",
     "grpc_service",
 )
 _IMAGE_EXCLUDE = [

@@ -17,7 +17,7 @@ import uvicorn
 
 from a2akit.runtime import build_operations
 from a2akit.settings import ENV, Settings
-from handlers._jsonrpc_app import create_app
+from handlers.jsonrpc_app import create_app
 
 
 def _curl(url: str) -> str:

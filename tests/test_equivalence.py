@@ -33,7 +33,7 @@ from a2akit.settings import Settings
 from a2akit.store.memory import MemoryStore
 from grpc_service.generated import a2a_pb2_grpc
 from grpc_service.server import serve, shutdown
-from handlers._jsonrpc_app import create_app
+from handlers.jsonrpc_app import create_app
 
 pytestmark = pytest.mark.anyio
 

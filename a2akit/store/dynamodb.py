@@ -32,6 +32,7 @@ from urllib.parse import quote
 import botocore.config
 import botocore.exceptions
 
+from a2akit.clock import timestamp_ms
 from a2akit.errors import InternalError, InvalidParamsError, UnavailableError
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.states import is_terminal
@@ -288,7 +289,7 @@ class DynamoDBStore(TaskStore):
     ) -> tuple[Item, list[Item]]:
         """The snapshot item and the transaction items that write it with its events."""
         pk = _task_pk(scope, task.id)
-        status_ms = max(0, _status_ms(task))
+        status_ms = max(0, timestamp_ms(task.status.timestamp))
         last_seq = first_seq + len(events) - 1
         expires = self._expires_at() if is_terminal(task.status.state) else None
         snapshot: Item = {
@@ -589,11 +590,6 @@ def _list_sk(status_ms: int, task_id: str) -> str:
 
 def _key(pk: str, sk: str) -> Item:
     return {table.PK: {"S": pk}, table.SK: {"S": sk}}
-
-
-def _status_ms(task: pb.Task) -> int:
-    stamp = task.status.timestamp
-    return int(stamp.seconds) * 1000 + int(stamp.nanos) // 1_000_000
 
 
 # --- sizes and errors ------------------------------------------------------------------

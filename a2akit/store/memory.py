@@ -16,6 +16,7 @@ import json
 import threading
 from collections.abc import Sequence
 
+from a2akit.clock import timestamp_ms
 from a2akit.errors import InvalidParamsError
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.store.base import (
@@ -71,7 +72,7 @@ class MemoryStore(TaskStore):
             if key in self._tasks:
                 raise VersionConflictError(task.id)
             record = _Record(task.SerializeToString(), 1, [e.SerializeToString() for e in events],
-                             _status_ms(task))
+                             timestamp_ms(task.status.timestamp))
             self._tasks[key] = record
             stored = StoredTask(_task(record.snapshot), 1, len(record.events))
         self._notify()
@@ -94,7 +95,7 @@ class MemoryStore(TaskStore):
             record.snapshot = task.SerializeToString()
             record.version += 1
             record.events.extend(e.SerializeToString() for e in events)
-            record.status_ms = _status_ms(task)
+            record.status_ms = timestamp_ms(task.status.timestamp)
             stored = StoredTask(_task(record.snapshot), record.version, len(record.events))
         self._notify()
         return stored
@@ -206,11 +207,6 @@ def _task(raw: bytes) -> pb.Task:
 
 def _event(raw: bytes) -> pb.StreamResponse:
     return pb.StreamResponse.FromString(raw)
-
-
-def _status_ms(task: pb.Task) -> int:
-    stamp = task.status.timestamp
-    return stamp.seconds * 1000 + stamp.nanos // 1_000_000
 
 
 # The cursor only positions within the caller's own scope (the scope is in every lookup),

@@ -12,11 +12,11 @@ import pytest
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
+from a2akit.examples.echo import agent as echo_agent
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.runtime import build_operations
 from a2akit.settings import Settings
 from a2akit.store.memory import MemoryStore
-from examples.echo import agent as echo_agent
 from grpc_service.generated import a2a_pb2_grpc
 from grpc_service.server import serve, shutdown
 

@@ -13,9 +13,9 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from grpc_support import V1, Harness, Start, failure, send_request, user_message
 
 from a2akit.errors import DOMAIN
+from a2akit.examples.cancellable import CountingAgent
+from a2akit.examples.streaming import StreamingAgent
 from a2akit.generated import a2a_pb2 as pb
-from examples.cancellable import CountingAgent
-from examples.streaming import StreamingAgent
 from grpc_service.server import SERVICE_NAME
 
 pytestmark = pytest.mark.anyio

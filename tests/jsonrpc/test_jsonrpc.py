@@ -13,14 +13,14 @@ from typing import Any
 import pytest
 
 from a2akit.agent import RequestContext, TaskHandle
+from a2akit.examples.cancellable import CountingAgent
+from a2akit.examples.echo import EchoAgent
+from a2akit.examples.input_required import GreeterAgent
+from a2akit.examples.streaming import StreamingAgent
 from a2akit.runtime import build_operations
 from a2akit.settings import Settings
 from a2akit.store.memory import MemoryStore
-from examples.cancellable import CountingAgent
-from examples.echo import EchoAgent
-from examples.input_required import GreeterAgent
-from examples.streaming import StreamingAgent
-from handlers._jsonrpc_app import create_app
+from handlers.jsonrpc_app import create_app
 from tests.jsonrpc.client import KINDS, Client, LambdaClient, make_client, user_message
 
 ANON = Settings(allow_anonymous=True, push_notifications=True)

@@ -18,12 +18,12 @@ from typing import Any
 import grpc
 import pytest
 
+from a2akit.examples.cancellable import CountingAgent
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.runtime import build_operations
 from a2akit.settings import Settings
-from examples.cancellable import CountingAgent
 from grpc_service.generated import a2a_pb2_grpc
-from handlers._jsonrpc_app import create_app
+from handlers.jsonrpc_app import create_app
 from tests.jsonrpc.client import LambdaClient, user_message
 from tests.store.conftest import TABLE
 
@@ -41,7 +41,7 @@ def grpc_stub(ddb_endpoint: str) -> Iterator[Any]:
     port = _free_port()
     env = {**os.environ, "GRPC_PORT": str(port), "A2A_TABLE": TABLE,
            "AWS_ENDPOINT_URL_DYNAMODB": ddb_endpoint, "A2A_ALLOW_ANONYMOUS": "true",
-           "A2A_AGENT": "examples.cancellable:agent"}
+           "A2A_AGENT": "a2akit.examples.cancellable:agent"}
     proc = subprocess.Popen([sys.executable, "-m", "grpc_service"], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     channel = grpc.insecure_channel(f"127.0.0.1:{port}")

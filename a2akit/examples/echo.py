@@ -1,6 +1,6 @@
 """Echo: one artifact with the user's text, then completed."""
 
-from a2akit.agent import RequestContext, TaskHandle
+from a2akit import RequestContext, TaskHandle
 from a2akit.generated import a2a_pb2 as pb
 
 

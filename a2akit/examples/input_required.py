@@ -1,6 +1,6 @@
 """Asks for input on the first turn, completes on the next message to the same task."""
 
-from a2akit.agent import RequestContext, TaskHandle
+from a2akit import RequestContext, TaskHandle
 
 
 class GreeterAgent:

@@ -2,7 +2,7 @@
 
 import asyncio
 
-from a2akit.agent import RequestContext, TaskHandle
+from a2akit import RequestContext, TaskHandle
 
 
 class StreamingAgent:
