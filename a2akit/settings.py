@@ -32,6 +32,8 @@ class ENV:
     EXTENDED_AGENT_CARD = "A2A_EXTENDED_AGENT_CARD"
     STREAM_BUDGET_SECONDS = "A2A_STREAM_BUDGET_SECONDS"
     RETENTION_DAYS = "A2A_RETENTION_DAYS"
+    SHUTDOWN_GRACE_SECONDS = "A2A_GRPC_SHUTDOWN_GRACE_SECONDS"
+    LOG_LEVEL = "LOG_LEVEL"
 
 
 DEFAULT_AGENT = "a2akit.examples.echo:agent"
@@ -55,6 +57,9 @@ class Settings:
     # Longest a stream (or a blocking wait) may run; Lambda needs one below its timeout.
     stream_budget_seconds: float | None = None
     retention_days: int = 30
+    # How long the gRPC container lets running calls finish after SIGTERM.
+    shutdown_grace_seconds: float = 20.0
+    log_level: str = "INFO"
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -73,6 +78,9 @@ class Settings:
             extended_agent_card=_bool(env, ENV.EXTENDED_AGENT_CARD),
             stream_budget_seconds=_float(env, ENV.STREAM_BUDGET_SECONDS),
             retention_days=_int(env, ENV.RETENTION_DAYS, cls.retention_days, minimum=1),
+            shutdown_grace_seconds=_float(env, ENV.SHUTDOWN_GRACE_SECONDS)
+            or cls.shutdown_grace_seconds,
+            log_level=_log_level(env.get(ENV.LOG_LEVEL)),
         )
 
 
@@ -109,6 +117,17 @@ def _float(env: Mapping[str, str], name: str) -> float | None:
     if value <= 0:
         raise SettingsError(f"{name} must be positive, not {raw!r}")
     return value
+
+
+_LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def _log_level(raw: str | None) -> str:
+    level = (raw or "INFO").strip().upper()
+    if level not in _LOG_LEVELS:
+        raise SettingsError(f"{ENV.LOG_LEVEL} must be one of {', '.join(_LOG_LEVELS)}, "
+                            f"not {raw!r}")
+    return level
 
 
 def _tokens(raw: str) -> dict[str, str]:

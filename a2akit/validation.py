@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from google.protobuf.descriptor import FieldDescriptor
@@ -10,7 +11,7 @@ from google.protobuf.message import Message
 from a2akit.errors import InvalidParamsError
 from a2akit.protojson import required_fields
 
-__all__ = ["check_history_length", "check_required"]
+__all__ = ["check_enum_values", "check_history_length", "check_required"]
 
 _OPAQUE_PREFIX = "google.protobuf."
 
@@ -19,17 +20,20 @@ def check_required(request: Message) -> None:
     """Raise InvalidParamsError listing every REQUIRED field that is missing or default.
 
     Applied to requests only: some REQUIRED response fields legitimately hold defaults."""
-    violations: list[tuple[str, str]] = []
-    _walk(request, "", violations)
+    violations = [
+        (path + field.name, "required field is missing")
+        for message, path in _messages(request, "")
+        for field in required_fields(message.DESCRIPTOR)
+        if not _is_set(message, field)
+    ]
     if violations:
         fields = ", ".join(f for f, _ in violations)
         raise InvalidParamsError(f"Missing required fields: {fields}", violations=violations)
 
 
-def _walk(message: Any, path: str, violations: list[tuple[str, str]]) -> None:
-    for field in required_fields(message.DESCRIPTOR):
-        if not _is_set(message, field):
-            violations.append((path + field.name, "required field is missing"))
+def _messages(message: Any, path: str) -> Iterator[tuple[Any, str]]:
+    """The message and every A2A message set inside it, each with its field path."""
+    yield message, path
     for field, value in message.ListFields():
         if field.type != FieldDescriptor.TYPE_MESSAGE:
             continue
@@ -39,12 +43,12 @@ def _walk(message: Any, path: str, violations: list[tuple[str, str]]) -> None:
             value_field = field.message_type.fields_by_name["value"]
             if value_field.type == FieldDescriptor.TYPE_MESSAGE:
                 for key, item in value.items():
-                    _walk(item, f"{path}{field.name}[{key}].", violations)
+                    yield from _messages(item, f"{path}{field.name}[{key}].")
         elif field.is_repeated:
             for i, item in enumerate(value):
-                _walk(item, f"{path}{field.name}[{i}].", violations)
+                yield from _messages(item, f"{path}{field.name}[{i}].")
         else:
-            _walk(value, f"{path}{field.name}.", violations)
+            yield from _messages(value, f"{path}{field.name}.")
 
 
 def _is_set(message: Message, field: Any) -> bool:
@@ -65,3 +69,20 @@ def check_history_length(message: Message, field: str = "history_length") -> int
             "historyLength must not be negative", violations=[("history_length", "must be >= 0")]
         )
     return value
+
+
+def check_enum_values(message: Message) -> None:
+    """Raise InvalidParamsError for an enum number the proto does not define.
+
+    Binary protobuf keeps unknown enum numbers (proto3 enums are open); ProtoJSON input is
+    checked before parsing instead (`protojson.from_json`)."""
+    violations = [
+        (path + field.name, f"not a {field.enum_type.name} value")
+        for inner, path in _messages(message, "")
+        for field, value in inner.ListFields()
+        if field.type == FieldDescriptor.TYPE_ENUM
+        for item in (value if field.is_repeated else (value,))
+        if item not in field.enum_type.values_by_number
+    ]
+    if violations:
+        raise InvalidParamsError(f"Invalid value for {violations[0][0]}", violations=violations)

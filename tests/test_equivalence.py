@@ -32,7 +32,7 @@ from a2akit.runtime import build_operations
 from a2akit.settings import Settings
 from a2akit.store.memory import MemoryStore
 from grpc_service.generated import a2a_pb2_grpc
-from grpc_service.server import serve, shutdown
+from grpc_service.server import serve
 from handlers.jsonrpc_app import create_app
 
 pytestmark = pytest.mark.anyio
@@ -131,8 +131,8 @@ async def clients() -> AsyncIterator[dict[str, Client]]:
     """Both bindings over one Operations and one MemoryStore."""
     settings = Settings(allow_anonymous=True, push_notifications=True)
     ops: Operations = build_operations(settings, store=MemoryStore(), agent=SlowOrEcho())
-    server, port = await serve(settings, ops, port=0, host="127.0.0.1")
-    channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
+    server = await serve(settings, ops, port=0, host="127.0.0.1")
+    channel = grpc.aio.insecure_channel(f"127.0.0.1:{server.port}")
     transport = httpx.ASGITransport(app=create_app(ops))
     try:
         async with httpx.AsyncClient(transport=transport, base_url="http://a2a.test") as http:
@@ -140,7 +140,7 @@ async def clients() -> AsyncIterator[dict[str, Client]]:
                    "grpc": GrpcClient(a2a_pb2_grpc.A2AServiceStub(channel))}
     finally:
         await channel.close()
-        await shutdown(server, 0)
+        await server.shutdown(0)
 
 
 def _send(text: str, **fields: Any) -> pb.SendMessageRequest:

@@ -18,7 +18,7 @@ from a2akit.runtime import build_operations
 from a2akit.settings import Settings
 from a2akit.store.memory import MemoryStore
 from grpc_service.generated import a2a_pb2_grpc
-from grpc_service.server import serve, shutdown
+from grpc_service.server import RunningServer, serve
 
 V1 = (("a2a-version", "1.0"),)
 
@@ -30,7 +30,7 @@ def anyio_backend() -> str:
 
 @dataclasses.dataclass
 class Harness:
-    server: Any
+    server: RunningServer
     port: int
     channel: grpc.aio.Channel
     stub: a2a_pb2_grpc.A2AServiceStub
@@ -50,16 +50,17 @@ async def start() -> AsyncIterator[Start]:
         values.update(overrides)
         settings = Settings(**values)
         ops = build_operations(settings, store=MemoryStore(), agent=agent)
-        server, port = await serve(settings, ops, port=0, host="127.0.0.1")
-        channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
-        harness = Harness(server, port, channel, a2a_pb2_grpc.A2AServiceStub(channel), ops)
+        server = await serve(settings, ops, port=0, host="127.0.0.1")
+        channel = grpc.aio.insecure_channel(f"127.0.0.1:{server.port}")
+        harness = Harness(server, server.port, channel, a2a_pb2_grpc.A2AServiceStub(channel),
+                          ops)
         running.append(harness)
         return harness
 
     yield _start
     for harness in running:
         await harness.channel.close()
-        await shutdown(harness.server, 0)
+        await harness.server.shutdown(0)
 
 
 @pytest.fixture

@@ -270,7 +270,7 @@ async def test_unexpected_exception_is_internal_without_details(start: Start) ->
     async def boom(*args: Any) -> Any:
         raise RuntimeError("secret database password in message")
 
-    env.ops.get_task = boom
+    env.ops.store.get = boom
     with pytest.raises(grpc.aio.AioRpcError) as caught:
         await env.stub.GetTask(pb.GetTaskRequest(id="x"), metadata=V1)
     error = caught.value
@@ -343,7 +343,7 @@ async def test_user_message_helper_is_valid() -> None:
 
 
 async def test_graceful_shutdown_reports_not_serving(grpc_env: Harness) -> None:
-    await grpc_env.server.a2a_health.enter_graceful_shutdown()
+    await grpc_env.server.health.enter_graceful_shutdown()
     health = health_pb2_grpc.HealthStub(grpc_env.channel)
     response = await health.Check(health_pb2.HealthCheckRequest(service=SERVICE_NAME))
     assert response.status == health_pb2.HealthCheckResponse.NOT_SERVING
@@ -351,9 +351,9 @@ async def test_graceful_shutdown_reports_not_serving(grpc_env: Harness) -> None:
 
 def test_server_options_limit_size_and_keep_alive() -> None:
     from a2akit.settings import Settings
-    from grpc_service.server import _server_options
+    from grpc_service.server import server_options
 
-    options = dict(_server_options(Settings(max_request_bytes=2048)))
+    options = dict(server_options(Settings(max_request_bytes=2048)))
     assert options["grpc.max_receive_message_length"] == 2048
     assert "grpc.max_send_message_length" not in options
     assert options["grpc.keepalive_time_ms"] < 60_000  # below the ALB idle timeout
