@@ -10,7 +10,9 @@ so the list of operations cannot drift from the proto.
 from __future__ import annotations
 
 import asyncio
+import base64
 import dataclasses
+import hashlib
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Generic, TypeVar
@@ -52,6 +54,14 @@ Events = AsyncIterator[pb.StreamResponse]
 
 def _not_found(task_id: str) -> TaskNotFoundError:
     return TaskNotFoundError(metadata={"taskId": task_id})
+
+
+def message_claim(message: pb.Message) -> str:
+    """The idempotency key of a message as the client sent it: its id plus a digest of the
+    whole message (content, task and context ids). Only a true repeat has the same key and
+    is a duplicate; another message under a used id is processed as the new message it is."""
+    digest = hashlib.blake2b(message.SerializeToString(deterministic=True), digest_size=16)
+    return f"{message.message_id}#{base64.urlsafe_b64encode(digest.digest()).decode()[:22]}"
 
 
 def _trim(task: pb.Task, history_length: int | None, *, artifacts: bool = True) -> pb.Task:
@@ -152,7 +162,8 @@ class Operations:
         if request.configuration.HasField("task_push_notification_config"):
             self._require_push()
             await check_webhook_url(push.url)
-        earlier = await self.store.find_message(scope, message.message_id)
+        claim = message_claim(request.message)
+        earlier = await self.store.find_message(scope, claim)
         if earlier is not None:
             return Duplicate(earlier)
         stored = None
@@ -178,7 +189,7 @@ class Operations:
             extensions=call.extensions,
             accepted_output_modes=tuple(request.configuration.accepted_output_modes),
             metadata=request.metadata)
-        run = Run(self.store, self.agent, context, stored=stored)
+        run = Run(self.store, self.agent, context, stored=stored, claim=claim)
         run.start()
         return run
 

@@ -75,12 +75,13 @@ class Run:
         context: RequestContext,
         *,
         stored: StoredTask | None,
+        claim: str,
     ) -> None:
         self._store = store
         self._agent = agent
         self._context = context
         self._scope = context.caller
-        self._message_id = context.message.message_id
+        self._claim = claim  # the message's idempotency key, claimed with the first write
         self._stored = stored  # what the store holds; None until the task is created
         self.snapshot = pb.Task()
         if stored is None:
@@ -294,9 +295,9 @@ class Run:
             try:
                 if self._stored is None:
                     stored = await self._store.create(self._scope, snapshot, batch,
-                                                      self._message_id)
+                                                      self._claim)
                 else:
-                    claim = self._message_id if not self._written else None
+                    claim = self._claim if not self._written else None
                     stored = await self._store.update(self._scope, snapshot.id,
                                                       self._stored.version, snapshot, batch,
                                                       claim)

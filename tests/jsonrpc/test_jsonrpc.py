@@ -88,6 +88,27 @@ def test_repeated_message_id_returns_the_first_task(rpc: Client) -> None:
     assert rpc.result("ListTasks", {})["totalSize"] == 1
 
 
+def test_a_used_message_id_with_other_content_is_a_new_message(rpc: Client) -> None:
+    first = rpc.result("SendMessage", {"message": user_message("one", message_id="m")})["task"]
+    other = rpc.result("SendMessage", {"message": user_message("two", message_id="m")})["task"]
+    assert other["id"] != first["id"]
+    assert other["artifacts"][0]["parts"] == [{"text": "two"}]
+    # The true repeat of the second message is still a duplicate of it.
+    again = rpc.result("SendMessage", {"message": user_message("two", message_id="m")})["task"]
+    assert again["id"] == other["id"]
+    assert rpc.result("ListTasks", {})["totalSize"] == 2
+
+
+def test_a_used_message_id_for_another_task_reaches_that_task(greeter: Client) -> None:
+    waiting = greeter.result("SendMessage", {"message": user_message("hi", message_id="m")})
+    task = waiting["task"]
+    assert task["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+    answer = user_message("Ada", message_id="m", taskId=task["id"])
+    done = greeter.result("SendMessage", {"message": answer})["task"]
+    assert done["id"] == task["id"]
+    assert done["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
 def test_context_id_is_kept_and_returned(rpc: Client) -> None:
     task = rpc.result("SendMessage", {"message": user_message(contextId="ctx-1")})["task"]
     assert task["contextId"] == "ctx-1"
