@@ -7,8 +7,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from aws_cdk.assertions import Template
 from cfnlint.api import ManualArgs, lint_file  # type: ignore[import-untyped]
+
+# Each synth runs the CDK's node process (jsii); validation costs 11-15 s more.
+pytestmark = pytest.mark.slow
 
 # Warnings about what CDK itself generates: explicit DependsOn next to a Ref (W3005), and the
 # AZ names committed in cdk.json for offline synth (W3010).
