@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -14,7 +16,6 @@ import pytest
 from google.rpc import error_details_pb2
 
 from a2akit.agent import RequestContext, TaskHandle
-from a2akit.examples.cancellable import CountingAgent
 from a2akit.examples.echo import EchoAgent
 from a2akit.examples.input_required import GreeterAgent
 from a2akit.examples.streaming import StreamingAgent
@@ -149,17 +150,53 @@ def test_cancel(greeter: Client) -> None:
     assert error["code"] == -32004
 
 
-def test_cancel_stops_a_working_agent() -> None:
-    for client in _client("asgi", CountingAgent()):
+class _Watched:
+    """Counts steps until cancelled, and records the CancelledError it gets, so a test sees
+    the agent stop and not only the task in the store. With `writes`, each step is an artifact
+    chunk (the runner learns of a cancel at its next write); without, only the runner's
+    watcher can stop it."""
+
+    def __init__(self, *, writes: bool) -> None:
+        self.writes = writes
+        self.steps = 0
+        self.cancelled = threading.Event()  # set on the app's event loop thread
+
+    async def execute(self, context: RequestContext, task: TaskHandle) -> None:
+        await task.working("Counting")
+        artifact_id = None
+        try:
+            for _ in range(600):
+                await asyncio.sleep(0.05)
+                self.steps += 1
+                if self.writes:
+                    artifact_id = await task.add_artifact(
+                        f"{self.steps} ", artifact_id=artifact_id, append=artifact_id is not None)
+        except asyncio.CancelledError:
+            self.cancelled.set()
+            raise
+        await task.complete()
+
+
+@pytest.mark.parametrize("writes", [True, False], ids=["writing", "silent"])
+def test_cancel_stops_a_working_agent(writes: bool) -> None:
+    agent = _Watched(writes=writes)
+    for client in _client("asgi", agent):
         task = client.result("SendMessage", {"message": user_message(),
                                              "configuration": {"returnImmediately": True}})["task"]
         assert task["status"]["state"] in ("TASK_STATE_SUBMITTED", "TASK_STATE_WORKING")
+        deadline = time.monotonic() + 5
+        while agent.steps < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert agent.steps >= 2, "the agent never got to work"
         canceled = client.result("CancelTask", {"id": task["id"]})
         assert canceled["status"]["state"] == "TASK_STATE_CANCELED"
+        assert agent.cancelled.wait(timeout=5), "the agent was not cancelled"
+        stopped_at = agent.steps
         time.sleep(0.4)
         first = client.result("GetTask", {"id": task["id"]})
         time.sleep(0.3)
         later = client.result("GetTask", {"id": task["id"]})
+        assert agent.steps == stopped_at, "the agent kept working after its cancellation"
         assert later == first and later["status"]["state"] == "TASK_STATE_CANCELED"
 
 
