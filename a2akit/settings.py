@@ -7,6 +7,7 @@ The names below are the kit's public interface (DESIGN.md); infra/ imports them 
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from collections.abc import Mapping
 
@@ -72,7 +73,7 @@ class Settings:
             grpc_address=_grpc_address(env.get(ENV.GRPC_ADDRESS)),
             allow_anonymous=_bool(env, ENV.ALLOW_ANONYMOUS),
             bearer_tokens=_tokens(env.get(ENV.BEARER_TOKENS, "")),
-            grpc_port=_int(env, ENV.GRPC_PORT, cls.grpc_port, minimum=0),
+            grpc_port=_int(env, ENV.GRPC_PORT, cls.grpc_port, minimum=0, maximum=65535),
             max_request_bytes=_int(env, ENV.MAX_REQUEST_BYTES, cls.max_request_bytes, minimum=1024),
             push_notifications=_bool(env, ENV.PUSH_NOTIFICATIONS),
             extended_agent_card=_bool(env, ENV.EXTENDED_AGENT_CARD),
@@ -93,7 +94,8 @@ def _bool(env: Mapping[str, str], name: str) -> bool:
     raise SettingsError(f"{name} must be true or false, not {value!r}")
 
 
-def _int(env: Mapping[str, str], name: str, default: int, *, minimum: int) -> int:
+def _int(env: Mapping[str, str], name: str, default: int, *, minimum: int,
+         maximum: int | None = None) -> int:
     raw = env.get(name)
     if not raw:
         return default
@@ -103,6 +105,8 @@ def _int(env: Mapping[str, str], name: str, default: int, *, minimum: int) -> in
         raise SettingsError(f"{name} must be an integer, not {raw!r}") from None
     if value < minimum:
         raise SettingsError(f"{name} must be at least {minimum}, not {value}")
+    if maximum is not None and value > maximum:
+        raise SettingsError(f"{name} must be at most {maximum}, not {value}")
     return value
 
 
@@ -114,8 +118,8 @@ def _float(env: Mapping[str, str], name: str) -> float | None:
         value = float(raw)
     except ValueError:
         raise SettingsError(f"{name} must be a number of seconds, not {raw!r}") from None
-    if value <= 0:
-        raise SettingsError(f"{name} must be positive, not {raw!r}")
+    if not math.isfinite(value) or value <= 0:
+        raise SettingsError(f"{name} must be a positive, finite number, not {raw!r}")
     return value
 
 
@@ -137,6 +141,8 @@ def _tokens(raw: str) -> dict[str, str]:
         owner, sep, token = item.partition("=")
         if not sep or not owner or not token:
             raise SettingsError(f"{ENV.BEARER_TOKENS} entries must look like owner=token")
+        if token in tokens and tokens[token] != owner:
+            raise SettingsError(f"{ENV.BEARER_TOKENS} gives one token to two owners")
         tokens[token] = owner
     return tokens
 
