@@ -9,9 +9,12 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import TypeVar
 
 __all__ = ["ENV", "Settings", "SettingsError"]
+
+N = TypeVar("N", int, float)
 
 
 class SettingsError(ValueError):
@@ -96,13 +99,9 @@ def _bool(env: Mapping[str, str], name: str) -> bool:
 
 def _int(env: Mapping[str, str], name: str, default: int, *, minimum: int,
          maximum: int | None = None) -> int:
-    raw = env.get(name)
-    if not raw:
+    value = _number(env, name, int, "an integer")
+    if value is None:
         return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise SettingsError(f"{name} must be an integer, not {raw!r}") from None
     if value < minimum:
         raise SettingsError(f"{name} must be at least {minimum}, not {value}")
     if maximum is not None and value > maximum:
@@ -111,16 +110,22 @@ def _int(env: Mapping[str, str], name: str, default: int, *, minimum: int,
 
 
 def _float(env: Mapping[str, str], name: str) -> float | None:
+    value = _number(env, name, float, "a number of seconds")
+    if value is not None and (not math.isfinite(value) or value <= 0):
+        raise SettingsError(f"{name} must be a positive, finite number, not {env[name]!r}")
+    return value
+
+
+def _number(env: Mapping[str, str], name: str, convert: Callable[[str], N],
+            what: str) -> N | None:
+    """The variable converted, None when unset or empty; names it when it does not convert."""
     raw = env.get(name)
     if not raw:
         return None
     try:
-        value = float(raw)
+        return convert(raw)
     except ValueError:
-        raise SettingsError(f"{name} must be a number of seconds, not {raw!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise SettingsError(f"{name} must be a positive, finite number, not {raw!r}")
-    return value
+        raise SettingsError(f"{name} must be {what}, not {raw!r}") from None
 
 
 _LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
