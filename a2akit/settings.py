@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable, Mapping
 from typing import TypeVar
 
-__all__ = ["ENV", "Settings", "SettingsError"]
+__all__ = ["ENV", "EXECUTION_MODES", "INLINE", "QUEUE", "Settings", "SettingsError"]
 
 N = TypeVar("N", int, float)
 
@@ -38,9 +38,23 @@ class ENV:
     RETENTION_DAYS = "A2A_RETENTION_DAYS"
     SHUTDOWN_GRACE_SECONDS = "A2A_GRPC_SHUTDOWN_GRACE_SECONDS"
     LOG_LEVEL = "LOG_LEVEL"
+    EXECUTION = "A2A_EXECUTION"
+    QUEUE_URL = "A2A_QUEUE_URL"
+    SQS_ENDPOINT = "AWS_ENDPOINT_URL_SQS"
+    LEASE_SECONDS = "A2A_LEASE_SECONDS"
+    BUDGET_MARGIN_SECONDS = "A2A_BUDGET_MARGIN_SECONDS"
+    QUEUE_GRACE_SECONDS = "A2A_QUEUE_GRACE_SECONDS"
+    QUEUE_MAX_RECEIVES = "A2A_QUEUE_MAX_RECEIVES"
+    SWEEP_SECONDS = "A2A_SWEEP_SECONDS"
 
 
 DEFAULT_AGENT = "a2akit.examples.echo:agent"
+
+# Where an agent runs (DESIGN.md, "Execution"): in the process that took the request, or on
+# a queue worker.
+INLINE = "inline"
+QUEUE = "queue"
+EXECUTION_MODES = (INLINE, QUEUE)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,6 +78,23 @@ class Settings:
     # How long the gRPC container lets running calls finish after SIGTERM.
     shutdown_grace_seconds: float = 20.0
     log_level: str = "INFO"
+    # inline: the process that took the request runs the agent; queue: it enqueues the task
+    # on `queue_url` (SQS) and a worker runs it.
+    execution: str = INLINE
+    queue_url: str | None = None
+    sqs_endpoint: str | None = None
+    # A runner renews its lease on a task every third of this; a lease not renewed for this
+    # long means the runner stopped, and the task ends FAILED (a2akit.leases).
+    lease_seconds: float = 30.0
+    # Kept free of an invocation's remaining time (Lambda) for the answer to leave.
+    budget_margin_seconds: float = 5.0
+    # How long a queued task may wait for a worker before it counts as lost.
+    queue_grace_seconds: float = 900.0
+    # The queue's maxReceiveCount: on the last receive, a message that fails again ends its
+    # task FAILED before SQS moves it to the dead-letter queue.
+    queue_max_receives: int = 3
+    # How often the in-process sweeper (container, local server) looks for expired leases.
+    sweep_seconds: float = 60.0
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -85,6 +116,16 @@ class Settings:
             shutdown_grace_seconds=_float(env, ENV.SHUTDOWN_GRACE_SECONDS)
             or cls.shutdown_grace_seconds,
             log_level=_log_level(env.get(ENV.LOG_LEVEL)),
+            execution=_execution(env),
+            queue_url=env.get(ENV.QUEUE_URL) or None,
+            sqs_endpoint=env.get(ENV.SQS_ENDPOINT) or None,
+            lease_seconds=_float(env, ENV.LEASE_SECONDS) or cls.lease_seconds,
+            budget_margin_seconds=_float(env, ENV.BUDGET_MARGIN_SECONDS)
+            or cls.budget_margin_seconds,
+            queue_grace_seconds=_float(env, ENV.QUEUE_GRACE_SECONDS) or cls.queue_grace_seconds,
+            queue_max_receives=_int(env, ENV.QUEUE_MAX_RECEIVES, cls.queue_max_receives,
+                                    minimum=1, maximum=1000),
+            sweep_seconds=_float(env, ENV.SWEEP_SECONDS) or cls.sweep_seconds,
         )
 
 
@@ -126,6 +167,16 @@ def _number(env: Mapping[str, str], name: str, convert: Callable[[str], N],
         return convert(raw)
     except ValueError:
         raise SettingsError(f"{name} must be {what}, not {raw!r}") from None
+
+
+def _execution(env: Mapping[str, str]) -> str:
+    mode = (env.get(ENV.EXECUTION) or INLINE).strip().lower()
+    if mode not in EXECUTION_MODES:
+        raise SettingsError(f"{ENV.EXECUTION} must be one of {', '.join(EXECUTION_MODES)}, "
+                            f"not {env.get(ENV.EXECUTION)!r}")
+    if mode == QUEUE and not env.get(ENV.QUEUE_URL):
+        raise SettingsError(f"{ENV.EXECUTION}={QUEUE} needs {ENV.QUEUE_URL}")
+    return mode
 
 
 _LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")

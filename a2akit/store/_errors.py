@@ -5,6 +5,7 @@
     │                                  (VersionConflictError, DuplicateMessageError), else
     │                                  UnavailableError when throttled or conflicting,
     │                                  else InternalError
+    ├── ConditionalCheckFailed         (one-item write) the same, as a one-item Cancellation
     ├── throttling, service errors     UnavailableError (the client already retried them)
     └── anything else                  InternalError (logged, not sent)
     ConnectionError, HTTPClientError   UnavailableError
@@ -102,6 +103,16 @@ def _client_error(
     exc: botocore.exceptions.ClientError, call: str, interpret: Interpret | None
 ) -> Exception:
     code = exc.response.get("Error", {}).get("Code", "")
+    if code == "ConditionalCheckFailedException" and interpret is not None:
+        # A single conditional write: its failed condition, and the old item if it was asked
+        # for (ReturnValuesOnConditionCheckFailure), read like one transaction item's.
+        reason: dict[str, Any] = {"Code": "ConditionalCheckFailed"}
+        item: Any = exc.response.get("Item")
+        if item is not None:
+            reason["Item"] = item
+        error = interpret(Cancellation([reason]))
+        if error is not None:
+            return error
     if code == "TransactionCanceledException":
         reasons: Any = exc.response.get("CancellationReasons", [])
         cancellation = Cancellation(reasons)

@@ -11,13 +11,15 @@ import abc
 import asyncio
 import builtins
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.store.cursor import DEFAULT_PAGE_SIZE
 
 __all__ = [
     "DuplicateMessageError",
+    "Lease",
+    "LeaseLostError",
     "Scope",
     "StoredEvent",
     "StoredTask",
@@ -37,10 +39,21 @@ class Scope:
 
 
 @dataclasses.dataclass(frozen=True)
+class Lease:
+    """Who runs a task's agent, and until when (epoch milliseconds) unless renewed.
+
+    The rule for what an expired lease means lives in `a2akit.leases`."""
+
+    owner: str
+    until_ms: int
+
+
+@dataclasses.dataclass(frozen=True)
 class StoredTask:
     task: pb.Task
     version: int  # bumped by every write; writes are conditional on it
     last_seq: int  # sequence number of the newest event
+    lease: Lease | None = None  # renewing it leaves the version alone
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,10 +76,21 @@ class TaskPage:
     tasks: list[pb.Task]
     next_page_token: str
     total_size: int
+    # The leases of the listed tasks that hold one, by task id.
+    leases: Mapping[str, Lease] = dataclasses.field(default_factory=dict)
 
 
 class VersionConflictError(Exception):
     """Another writer changed the task since `expected_version` was read."""
+
+
+class LeaseLostError(Exception):
+    """The task's lease is not held by the expected owner; `current` is the task as stored
+    (None when it is gone)."""
+
+    def __init__(self, task_id: str, current: StoredTask | None) -> None:
+        super().__init__(task_id)
+        self.current = current
 
 
 class DuplicateMessageError(Exception):
@@ -78,8 +102,11 @@ class DuplicateMessageError(Exception):
 
 
 class TaskStore(abc.ABC):
-    # How often wait_events looks again when the store cannot notify (DynamoDB).
+    # wait_events polls a store that cannot notify (DynamoDB) adaptively: at first every
+    # `min_poll_interval`, doubling while nothing arrives, up to `poll_interval`. A runner
+    # re-reads its task every `poll_interval` to notice a cancel from another process.
     poll_interval: float = 0.5
+    min_poll_interval: float = 0.05
 
     @abc.abstractmethod
     async def get(self, scope: Scope, task_id: str) -> StoredTask | None:
@@ -92,8 +119,11 @@ class TaskStore(abc.ABC):
         task: pb.Task,
         events: Sequence[pb.StreamResponse],
         message_id: str | None = None,
+        *,
+        lease: Lease | None = None,
     ) -> StoredTask:
-        """Store a new task (version 1) and its first events, claiming `message_id`.
+        """Store a new task (version 1) and its first events, claiming `message_id`, leased
+        to `lease` (ignored for a terminal task).
 
         Raises DuplicateMessageError when the message id is already claimed in this scope."""
 
@@ -106,11 +136,33 @@ class TaskStore(abc.ABC):
         task: pb.Task,
         events: Sequence[pb.StreamResponse],
         message_id: str | None = None,
+        *,
+        lease: Lease | None = None,
+        lease_expired_by: int | None = None,
     ) -> StoredTask:
         """Replace the snapshot and append events, all or nothing, if the version still matches.
 
-        Raises VersionConflictError when it does not (or the task is gone), and
+        The snapshot then holds `lease` (None: no lease; a terminal task never holds one).
+        With `lease_expired_by` (epoch ms) the write also requires the stored lease to end
+        before that instant, so a renewal that lands first makes the write conflict.
+
+        Raises VersionConflictError when a condition fails (or the task is gone), and
         DuplicateMessageError when `message_id` is already claimed."""
+
+    @abc.abstractmethod
+    async def swap_lease(
+        self, scope: Scope, task_id: str, expected_owner: str, lease: Lease
+    ) -> StoredTask:
+        """Set the task's lease to `lease` if `expected_owner` holds it now (a renewal, or a
+        worker taking a queued task), leaving version and events alone; return the task.
+
+        Raises LeaseLostError, carrying the task as stored, when another owner or none holds
+        the lease (or the task is gone)."""
+
+    @abc.abstractmethod
+    async def expired_leases(self, now_ms: int, limit: int) -> builtins.list[tuple[Scope, str]]:
+        """Tasks of any scope whose lease ended before `now_ms` (scope, task id), at most
+        `limit`, without reading every task (the sweeper's query)."""
 
     @abc.abstractmethod
     async def events_after(self, scope: Scope, task_id: str, seq: int) -> list[StoredEvent]:
@@ -149,15 +201,19 @@ class TaskStore(abc.ABC):
     ) -> builtins.list[StoredEvent]:
         """Events after `seq`, waiting up to `timeout` seconds for the first one to appear.
 
-        This default polls; a store that can notify (the embedded one) overrides it."""
+        This default polls, fast at first and backing off while nothing arrives (a caller
+        that got events calls again and starts fast again); a store that can notify (the
+        embedded one) overrides it."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
+        interval = self.min_poll_interval
         while True:
             events = await self.events_after(scope, task_id, seq)
             remaining = deadline - loop.time()
             if events or remaining <= 0:
                 return events
-            await asyncio.sleep(min(self.poll_interval, remaining))
+            await asyncio.sleep(min(interval, remaining))
+            interval = min(interval * 2, self.poll_interval)
 
     async def close(self) -> None:  # noqa: B027 - optional hook
         """Release connections; the default store holds none."""

@@ -28,6 +28,8 @@ from a2akit.store import cursor, table
 from a2akit.store._errors import Cancellation, Interpret, translated
 from a2akit.store.base import (
     DuplicateMessageError,
+    Lease,
+    LeaseLostError,
     Scope,
     StoredEvent,
     StoredTask,
@@ -156,7 +158,7 @@ class DynamoDBStore(TaskStore):
         last_seq = int(item["last_seq"]["N"])
         task = pb.Task.FromString(item["task"]["B"])
         self._remember(pk, version, last_seq, is_terminal(task.status.state))
-        return StoredTask(task, version, last_seq)
+        return StoredTask(task, version, last_seq, _lease(item))
 
     async def create(
         self,
@@ -164,9 +166,12 @@ class DynamoDBStore(TaskStore):
         task: pb.Task,
         events: Sequence[pb.StreamResponse],
         message_id: str | None = None,
+        *,
+        lease: Lease | None = None,
     ) -> StoredTask:
         pk = table.task_pk(scope, task.id)
-        snapshot, writes = self._writes(scope, task, events, version=1, first_seq=1)
+        snapshot, writes = self._writes(scope, task, events, version=1, first_seq=1,
+                                        lease=lease)
         writes[0]["Put"]["ConditionExpression"] = "attribute_not_exists(pk)"
         claim = self._claim(scope, message_id, task.id, writes)
         await self._transact(writes, _created(task.id, claim))
@@ -180,6 +185,9 @@ class DynamoDBStore(TaskStore):
         task: pb.Task,
         events: Sequence[pb.StreamResponse],
         message_id: str | None = None,
+        *,
+        lease: Lease | None = None,
+        lease_expired_by: int | None = None,
     ) -> StoredTask:
         if task.id != task_id:
             raise InvalidParamsError("task id does not match the stored task")
@@ -193,7 +201,8 @@ class DynamoDBStore(TaskStore):
         last_seq, was_terminal = known
         for _attempt in range(2):
             snapshot, writes = self._writes(
-                scope, task, events, version=expected_version + 1, first_seq=last_seq + 1
+                scope, task, events, version=expected_version + 1, first_seq=last_seq + 1,
+                lease=lease,
             )
             put = writes[0]["Put"]
             put["ConditionExpression"] = "version = :v AND last_seq = :s"
@@ -201,6 +210,10 @@ class DynamoDBStore(TaskStore):
                 ":v": {"N": str(expected_version)},
                 ":s": {"N": str(last_seq)},
             }
+            if lease_expired_by is not None:
+                # Expiry: a renewal that landed since the read keeps the runner's task.
+                put["ConditionExpression"] += f" AND {table.LEASE_UNTIL} < :expired_by"
+                put["ExpressionAttributeValues"][":expired_by"] = {"N": str(lease_expired_by)}
             put["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
             claim = self._claim(scope, message_id, task_id, writes)
             try:
@@ -223,6 +236,7 @@ class DynamoDBStore(TaskStore):
         *,
         version: int,
         first_seq: int,
+        lease: Lease | None = None,
     ) -> tuple[Item, list[Item]]:
         """The snapshot item and the transaction items that write it with its events."""
         pk = table.task_pk(scope, task.id)
@@ -243,6 +257,9 @@ class DynamoDBStore(TaskStore):
         }
         if expires is not None:
             snapshot[table.TTL_ATTRIBUTE] = {"N": str(expires)}
+        elif lease is not None:
+            # Only a leased task enters the (sparse) lease index; a terminal one never does.
+            snapshot.update(_lease_attributes(pk, lease))
         table.check_size(snapshot, "the task")
         writes: list[Item] = [{"Put": {"TableName": self.table_name, "Item": snapshot}}]
         for offset, event in enumerate(events):
@@ -280,6 +297,62 @@ class DynamoDBStore(TaskStore):
             }
         })
         return len(writes) - 1
+
+    async def swap_lease(
+        self, scope: Scope, task_id: str, expected_owner: str, lease: Lease
+    ) -> StoredTask:
+        pk = table.task_pk(scope, task_id)
+        attributes = _lease_attributes(pk, lease)
+        lost: list[Item | None] = []
+
+        def interpret(cancellation: Cancellation) -> Exception | None:
+            if not cancellation.failed(0):
+                return None
+            lost.append(cancellation.old_item(0))
+            return LeaseLostError(task_id, None)
+
+        try:
+            # One UpdateItem: conditional on the owner, the version untouched, the task
+            # returned, so a renewal is also the runner's cancel watch.
+            response = await self._call(
+                self._client.update_item,
+                interpret,
+                TableName=self.table_name,
+                Key=table.key(pk, table.SNAPSHOT_SK),
+                UpdateExpression="SET #o = :o, #u = :u, #s = :s",
+                ConditionExpression="#o = :expected",
+                ExpressionAttributeNames={"#o": table.LEASE_OWNER, "#u": table.LEASE_UNTIL,
+                                          "#s": table.LEASE_SHARD},
+                ExpressionAttributeValues={
+                    ":o": attributes[table.LEASE_OWNER], ":u": attributes[table.LEASE_UNTIL],
+                    ":s": attributes[table.LEASE_SHARD], ":expected": {"S": expected_owner},
+                },
+                ReturnValues="ALL_NEW",
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+        except LeaseLostError:
+            old = lost[0] if lost else None
+            current = self._stored(pk, old) if old else await self.get(scope, task_id)
+            raise LeaseLostError(task_id, current) from None
+        return self._stored(pk, response["Attributes"])
+
+    async def expired_leases(self, now_ms: int, limit: int) -> builtins.list[tuple[Scope, str]]:
+        found: list[tuple[int, str]] = []
+        for shard in range(table.LEASE_SHARDS):
+            kwargs: dict[str, Any] = {
+                "TableName": self.table_name,
+                "IndexName": table.LEASE_INDEX,
+                "KeyConditionExpression": "#s = :s AND #u < :now",
+                "ExpressionAttributeNames": {"#s": table.LEASE_SHARD, "#u": table.LEASE_UNTIL},
+                "ExpressionAttributeValues": {":s": {"S": f"L#{shard}"},
+                                              ":now": {"N": str(now_ms)}},
+                "Limit": limit,
+            }
+            page = await self._call(self._client.query, **kwargs)
+            found.extend((int(item[table.LEASE_UNTIL]["N"]), item[table.PK]["S"])
+                         for item in page.get("Items", []))
+        found.sort()
+        return [table.parse_task_pk(pk) for _, pk in found[:limit]]
 
     async def _transact(self, writes: list[Item], interpret: Interpret) -> None:
         await self._call(self._client.transact_write_items, interpret, TransactItems=writes)
@@ -391,11 +464,15 @@ class DynamoDBStore(TaskStore):
         want = page_size + 1
         kwargs["Limit"] = want if not filters else min(1000, want * 4)
         rows: list[tuple[cursor.Position, pb.Task]] = []
+        leases: dict[str, Lease] = {}
         while len(rows) < want:
             page = await self._call(self._client.query, **kwargs)
             for item in page.get("Items", []):
                 task = pb.Task.FromString(item["task"]["B"])
                 rows.append((table.list_position(item, task.id), task))
+                lease = _lease(item)
+                if lease is not None:
+                    leases[task.id] = lease
             if "LastEvaluatedKey" not in page:
                 break
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
@@ -403,7 +480,8 @@ class DynamoDBStore(TaskStore):
         rows = rows[:page_size]
         token = cursor.encode(rows[-1][0]) if more and rows else ""
         total = await self._count(base)
-        return TaskPage([task for _, task in rows], token, total)
+        return TaskPage([task for _, task in rows], token, total,
+                        {task.id: leases[task.id] for _, task in rows if task.id in leases})
 
     async def _count(self, base: dict[str, Any]) -> int:
         """Matching tasks: a COUNT query reads (and bills) every item under the key condition."""
@@ -536,3 +614,17 @@ def _updated(task_id: str, expected_version: int, last_seq: int, claim: int | No
 def _claimed_task(cancellation: Cancellation, claim: int) -> str:
     item = cancellation.old_item(claim) or {}
     return str(item.get("task_id", {}).get("S", ""))
+
+
+def _lease_attributes(pk: str, lease: Lease) -> Item:
+    return {
+        table.LEASE_OWNER: {"S": lease.owner},
+        table.LEASE_UNTIL: {"N": str(lease.until_ms)},
+        table.LEASE_SHARD: {"S": table.lease_shard(pk)},
+    }
+
+
+def _lease(item: Item) -> Lease | None:
+    if table.LEASE_OWNER not in item or table.LEASE_UNTIL not in item:
+        return None
+    return Lease(item[table.LEASE_OWNER]["S"], int(item[table.LEASE_UNTIL]["N"]))

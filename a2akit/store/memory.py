@@ -14,9 +14,12 @@ import threading
 from collections.abc import Sequence
 
 from a2akit.generated import a2a_pb2 as pb
+from a2akit.states import is_terminal
 from a2akit.store import cursor
 from a2akit.store.base import (
     DuplicateMessageError,
+    Lease,
+    LeaseLostError,
     Scope,
     StoredEvent,
     StoredTask,
@@ -35,7 +38,11 @@ class _Record:
     version: int
     events: list[bytes]
     position: cursor.Position  # taken under the store's lock: positions follow write order
+    lease: Lease | None = None
     configs: dict[str, bytes] = dataclasses.field(default_factory=dict)
+
+    def stored(self) -> StoredTask:
+        return StoredTask(_task(self.snapshot), self.version, len(self.events), self.lease)
 
 
 _Key = tuple[str, str, str]  # tenant, owner, id
@@ -51,9 +58,7 @@ class MemoryStore(TaskStore):
     async def get(self, scope: Scope, task_id: str) -> StoredTask | None:
         with self._lock:
             record = self._tasks.get(_key(scope, task_id))
-            if record is None:
-                return None
-            return StoredTask(_task(record.snapshot), record.version, len(record.events))
+            return None if record is None else record.stored()
 
     async def create(
         self,
@@ -61,6 +66,8 @@ class MemoryStore(TaskStore):
         task: pb.Task,
         events: Sequence[pb.StreamResponse],
         message_id: str | None = None,
+        *,
+        lease: Lease | None = None,
     ) -> StoredTask:
         key = _key(scope, task.id)
         with self._lock:
@@ -68,9 +75,9 @@ class MemoryStore(TaskStore):
             if key in self._tasks:
                 raise VersionConflictError(task.id)
             record = _Record(task.SerializeToString(), 1, [e.SerializeToString() for e in events],
-                             cursor.position(task))
+                             cursor.position(task), _held(task, lease))
             self._tasks[key] = record
-            stored = StoredTask(_task(record.snapshot), 1, len(record.events))
+            stored = record.stored()
         self._notify()
         return stored
 
@@ -82,19 +89,46 @@ class MemoryStore(TaskStore):
         task: pb.Task,
         events: Sequence[pb.StreamResponse],
         message_id: str | None = None,
+        *,
+        lease: Lease | None = None,
+        lease_expired_by: int | None = None,
     ) -> StoredTask:
         with self._lock:
             record = self._tasks.get(_key(scope, task_id))
             if record is None or record.version != expected_version:
+                raise VersionConflictError(task_id)
+            if lease_expired_by is not None and (
+                record.lease is None or record.lease.until_ms >= lease_expired_by
+            ):
                 raise VersionConflictError(task_id)
             self._claim(scope, message_id, task_id)
             record.snapshot = task.SerializeToString()
             record.version += 1
             record.events.extend(e.SerializeToString() for e in events)
             record.position = cursor.position(task)
-            stored = StoredTask(_task(record.snapshot), record.version, len(record.events))
+            record.lease = _held(task, lease)
+            stored = record.stored()
         self._notify()
         return stored
+
+    async def swap_lease(
+        self, scope: Scope, task_id: str, expected_owner: str, lease: Lease
+    ) -> StoredTask:
+        with self._lock:
+            record = self._tasks.get(_key(scope, task_id))
+            if record is None or record.lease is None or record.lease.owner != expected_owner:
+                raise LeaseLostError(task_id, None if record is None else record.stored())
+            record.lease = lease
+            return record.stored()
+
+    async def expired_leases(self, now_ms: int, limit: int) -> builtins.list[tuple[Scope, str]]:
+        with self._lock:
+            expired = sorted(
+                (record.lease.until_ms, key)
+                for key, record in self._tasks.items()
+                if record.lease is not None and record.lease.until_ms < now_ms
+            )
+        return [(Scope(tenant, owner), task_id) for _, (tenant, owner, task_id) in expired][:limit]
 
     def _claim(self, scope: Scope, message_id: str | None, task_id: str) -> None:
         if not message_id:
@@ -144,6 +178,11 @@ class MemoryStore(TaskStore):
                 for key, record in self._tasks.items()
                 if key[:2] == (scope.tenant, scope.owner)
             ]
+            leases = {
+                key[2]: record.lease
+                for key, record in self._tasks.items()
+                if key[:2] == (scope.tenant, scope.owner) and record.lease is not None
+            }
         matches = []
         for position, raw in rows:
             task = _task(raw)
@@ -161,7 +200,9 @@ class MemoryStore(TaskStore):
         page = matches[start:start + query.page_size]
         more = start + query.page_size < len(matches)
         token = cursor.encode(page[-1][0]) if more and page else ""
-        return TaskPage([task for _, task in page], token, len(matches))
+        tasks = [task for _, task in page]
+        return TaskPage(tasks, token, len(matches),
+                        {task.id: leases[task.id] for task in tasks if task.id in leases})
 
     async def put_push_config(self, scope: Scope, config: pb.TaskPushNotificationConfig) -> None:
         with self._lock:
@@ -190,6 +231,11 @@ class MemoryStore(TaskStore):
             record = self._tasks.get(_key(scope, task_id))
             if record is not None:
                 record.configs.pop(config_id, None)
+
+
+def _held(task: pb.Task, lease: Lease | None) -> Lease | None:
+    """A terminal task holds no lease: nobody runs it any more."""
+    return None if is_terminal(task.status.state) else lease
 
 
 def _key(scope: Scope, item_id: str) -> _Key:

@@ -13,14 +13,19 @@ scopes share a key (docs/store.md):
 
 The list index `by_status_time`: ``lpk`` = ``<scope>``, ``lsk`` = the task's `Position`
 (``<status ms, 15 digits>#<write ns, 20 digits>#<task id>``); only snapshots carry them.
+
+The lease index `by_lease` (sparse, keys only): ``lease_shard`` = ``L#<0..3>`` (from the task
+key), ``lease_until`` = epoch ms. Only a snapshot whose task is leased carries them, and a
+terminal task never is, so the sweeper queries running tasks without scanning the table.
 """
 
 from __future__ import annotations
 
 import json
+import zlib
 from collections.abc import Sequence
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 from a2akit.errors import InvalidParamsError
 from a2akit.store.base import Scope
@@ -28,6 +33,11 @@ from a2akit.store.cursor import STATUS_MS_DIGITS, WRITE_NS_DIGITS, Position
 
 __all__ = [
     "LAST_EVENT_SK",
+    "LEASE_INDEX",
+    "LEASE_OWNER",
+    "LEASE_SHARD",
+    "LEASE_SHARDS",
+    "LEASE_UNTIL",
     "LIST_INDEX",
     "LIST_INDEX_PK",
     "LIST_INDEX_SK",
@@ -47,10 +57,12 @@ __all__ = [
     "event_sk",
     "item_size",
     "key",
+    "lease_shard",
     "list_position",
     "list_sk",
     "list_sk_from",
     "message_pk",
+    "parse_task_pk",
     "push_sk",
     "scope_prefix",
     "task_pk",
@@ -62,6 +74,13 @@ LIST_INDEX = "by_status_time"
 LIST_INDEX_PK = "lpk"  # the scope of a task snapshot item
 LIST_INDEX_SK = "lsk"  # the task's Position, fixed width: newest first when reversed
 TTL_ATTRIBUTE = "expires_at"
+LEASE_INDEX = "by_lease"
+LEASE_SHARD = "lease_shard"  # present only while the task is leased: the index is sparse
+LEASE_UNTIL = "lease_until"  # epoch ms (N)
+LEASE_OWNER = "lease_owner"
+# Renewals write the lease index; spreading it over a few partitions keeps any one of them
+# far below DynamoDB's per-partition write rate. The sweeper queries each shard.
+LEASE_SHARDS = 4
 
 SNAPSHOT_SK = "TASK"
 MESSAGE_SK = "MSG"
@@ -82,8 +101,9 @@ def create_table_kwargs(table_name: str) -> dict[str, Any]:
         "TableName": table_name,
         "BillingMode": "PAY_PER_REQUEST",
         "AttributeDefinitions": [
-            {"AttributeName": name, "AttributeType": "S"}
-            for name in (PK, SK, LIST_INDEX_PK, LIST_INDEX_SK)
+            *({"AttributeName": name, "AttributeType": "S"}
+              for name in (PK, SK, LIST_INDEX_PK, LIST_INDEX_SK, LEASE_SHARD)),
+            {"AttributeName": LEASE_UNTIL, "AttributeType": "N"},
         ],
         "KeySchema": [
             {"AttributeName": PK, "KeyType": "HASH"},
@@ -97,7 +117,16 @@ def create_table_kwargs(table_name: str) -> dict[str, Any]:
                     {"AttributeName": LIST_INDEX_SK, "KeyType": "RANGE"},
                 ],
                 "Projection": {"ProjectionType": "ALL"},
-            }
+            },
+            {
+                "IndexName": LEASE_INDEX,
+                "KeySchema": [
+                    {"AttributeName": LEASE_SHARD, "KeyType": "HASH"},
+                    {"AttributeName": LEASE_UNTIL, "KeyType": "RANGE"},
+                ],
+                # The sweeper needs only the task key, which a keys-only index carries.
+                "Projection": {"ProjectionType": "KEYS_ONLY"},
+            },
         ],
         "StreamSpecification": {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
     }
@@ -117,6 +146,21 @@ def scope_prefix(scope: Scope) -> str:
 
 def task_pk(scope: Scope, task_id: str) -> str:
     return f"{scope_prefix(scope)}#TASK#{_enc(task_id)}"
+
+
+def parse_task_pk(pk: str) -> tuple[Scope, str]:
+    """The scope and task id of a task key (`task_pk` reversed).
+
+    Raises ValueError for a key that is not a task key."""
+    parts = pk.split("#")
+    if len(parts) != 6 or parts[0] != "T" or parts[2] != "O" or parts[4] != "TASK":
+        raise ValueError(f"not a task key: {pk!r}")
+    return Scope(unquote(parts[1]), unquote(parts[3])), unquote(parts[5])
+
+
+def lease_shard(pk: str) -> str:
+    """The lease index partition of a task key: stable, spread over LEASE_SHARDS."""
+    return f"L#{zlib.crc32(pk.encode()) % LEASE_SHARDS}"
 
 
 def message_pk(scope: Scope, message_id: str) -> str:

@@ -35,13 +35,24 @@ def test_every_variable_is_read() -> None:
         ENV.EXTENDED_AGENT_CARD: "1",
         ENV.STREAM_BUDGET_SECONDS: "12.5",
         ENV.RETENTION_DAYS: "1",
+        ENV.EXECUTION: "Queue",
+        ENV.QUEUE_URL: "https://sqs.us-east-1.amazonaws.com/1/q",
+        ENV.SQS_ENDPOINT: "http://127.0.0.1:5000",
+        ENV.LEASE_SECONDS: "3",
+        ENV.BUDGET_MARGIN_SECONDS: "0.5",
+        ENV.QUEUE_GRACE_SECONDS: "60",
+        ENV.QUEUE_MAX_RECEIVES: "5",
+        ENV.SWEEP_SECONDS: "2",
     })
     assert settings == Settings(
         agent="my_agent.main:agent", table="tasks", dynamodb_endpoint="http://127.0.0.1:8000",
         public_url="https://agent.example.com/", grpc_address="grpc.internal:50051",
         allow_anonymous=True, bearer_tokens={"tok-a": "alice", "tok-b": "bob"}, grpc_port=0,
         max_request_bytes=1024, push_notifications=True, extended_agent_card=True,
-        stream_budget_seconds=12.5, retention_days=1)
+        stream_budget_seconds=12.5, retention_days=1, execution="queue",
+        queue_url="https://sqs.us-east-1.amazonaws.com/1/q", sqs_endpoint="http://127.0.0.1:5000",
+        lease_seconds=3.0, budget_margin_seconds=0.5, queue_grace_seconds=60.0,
+        queue_max_receives=5, sweep_seconds=2.0)
 
 
 @pytest.mark.parametrize("name", list(BOOLEANS))
@@ -90,10 +101,19 @@ def test_bad_value_is_refused_naming_the_variable(name: str, raw: str) -> None:
     (ENV.SHUTDOWN_GRACE_SECONDS, "-1"),
     (ENV.LOG_LEVEL, "LOUD"),
     (ENV.BEARER_TOKENS, "alice=same,bob=same"),  # one token, two owners: the last one wins
+    (ENV.EXECUTION, "lambda"),
+    (ENV.QUEUE_MAX_RECEIVES, "0"),
+    (ENV.LEASE_SECONDS, "0"),
+    (ENV.BUDGET_MARGIN_SECONDS, "-1"),
 ])
 def test_odd_values_are_refused(name: str, raw: str) -> None:
     with pytest.raises(SettingsError, match=name):
         Settings.from_env({name: raw})
+
+
+def test_queue_execution_needs_a_queue_url() -> None:
+    with pytest.raises(SettingsError, match=ENV.QUEUE_URL):
+        Settings.from_env({ENV.EXECUTION: "queue"})
 
 
 @pytest.mark.parametrize("raw", ["no_colon", "a2akit.examples.echo:", ":agent",
