@@ -34,6 +34,9 @@ class Call:
     owner: str
     extensions: tuple[str, ...] = ()
     active_extensions: tuple[str, ...] = ()
+    # When the platform ends this request (`time.monotonic()`; a Lambda invocation's end,
+    # a2akit.budget), None elsewhere: blocking and streaming calls answer before it.
+    deadline: float | None = None
 
     def scope(self, tenant: str) -> Scope:
         return Scope(tenant=tenant, owner=self.owner)

@@ -20,8 +20,10 @@ from typing import Any, Generic, TypeVar
 from google.protobuf import empty_pb2
 from google.protobuf.message import Message
 
+from a2akit import leases
 from a2akit.agent import Agent, RequestContext
 from a2akit.auth import ANONYMOUS
+from a2akit.budget import call_budget, run_budget_text
 from a2akit.caller import Call, Headers, resolve_call
 from a2akit.card import input_modes, streaming_enabled
 from a2akit.clock import now, timestamp_ms
@@ -37,11 +39,13 @@ from a2akit.errors import (
     TaskNotFoundError,
     UnsupportedOperationError,
 )
+from a2akit.follow import follow
 from a2akit.generated import a2a_pb2 as pb
-from a2akit.runner import Duplicate, Replied, Run, Started
+from a2akit.queue import TaskQueue, enqueue
+from a2akit.runner import Duplicate, Replied, Run, Started, Terms
 from a2akit.settings import Settings
 from a2akit.states import apply_event, closes_stream, is_terminal, status_event
-from a2akit.store.base import Scope, StoredTask, TaskQuery, TaskStore
+from a2akit.store.base import Lease, Scope, StoredTask, TaskQuery, TaskStore
 from a2akit.store.cursor import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MIN_PAGE_SIZE
 from a2akit.validation import check_history_length, check_required
 from a2akit.webhooks import check_webhook_url
@@ -79,12 +83,16 @@ def _trim(task: pb.Task, history_length: int | None, *, artifacts: bool = True) 
 
 
 class Operations:
+    """`queue`: in queue mode (`settings.execution`) where SendMessage puts tasks; the agent
+    then never runs in this process."""
+
     def __init__(self, settings: Settings, store: TaskStore, agent: Agent,
-                 card: pb.AgentCard) -> None:
+                 card: pb.AgentCard, queue: TaskQueue | None = None) -> None:
         self.settings = settings
         self.store = store
         self.agent = agent
         self.card = card
+        self.queue = queue
         self._required_extensions = [e.uri for e in card.capabilities.extensions if e.required]
         self._supported_extensions = frozenset(e.uri for e in card.capabilities.extensions)
 
@@ -121,13 +129,17 @@ class Operations:
                            call: Call) -> pb.SendMessageResponse:
         history = self._history(request)
         scope = call.scope(request.tenant)
-        begun = await self._begin(request, call)
-        if isinstance(begun, Duplicate):
+        budget = call_budget(self.settings, call.deadline)
+        begun = await self._begin(request, call, budget)
+        if not isinstance(begun, Run):
             outcome: Started | Replied | Duplicate = begun
+            if isinstance(begun, Started) and not request.configuration.return_immediately:
+                # Queue mode: follow the task as the worker writes it, up to the budget.
+                outcome = Started(await self._follow_to_end(scope, begun.stored, budget))
         elif request.configuration.return_immediately:
             outcome = await begun.started()
         else:
-            outcome = await begun.settled(self.settings.stream_budget_seconds)
+            outcome = await begun.settled(self._with_final_write(budget, call))
         if isinstance(outcome, Replied):
             return pb.SendMessageResponse(message=outcome.message)
         stored = await self._answer(scope, outcome, request)
@@ -138,23 +150,26 @@ class Operations:
         self._require_streaming()
         history = self._history(request)
         scope = call.scope(request.tenant)
-        begun = await self._begin(request, call)
-        outcome = begun if isinstance(begun, Duplicate) else await begun.started()
+        budget = call_budget(self.settings, call.deadline)
+        begun = await self._begin(request, call, budget)
+        outcome = await begun.started() if isinstance(begun, Run) else begun
         if isinstance(outcome, Replied):
             return _one(pb.StreamResponse(message=outcome.message))
         stored = await self._answer(scope, outcome, request)
         if isinstance(begun, Run) and isinstance(outcome, Started):
-            return self._run_events(begun, history)
-        return self._tail(scope, stored, history)
+            return self._run_events(begun, history, self._with_final_write(budget, call))
+        return self._tail(scope, stored, history, budget)
 
     def _history(self, request: pb.SendMessageRequest) -> int | None:
         if not request.HasField("configuration"):
             return None
         return check_history_length(request.configuration)
 
-    async def _begin(self, request: pb.SendMessageRequest, call: Call) -> Run | Duplicate:
-        """Check the message against its task, then start the agent; a message id this
-        caller already sent is a `Duplicate` and starts nothing."""
+    async def _begin(self, request: pb.SendMessageRequest, call: Call,
+                     budget: float | None) -> Run | Started | Duplicate:
+        """Check the message against its task, then start the agent (inline: a `Run`) or
+        queue it (queue mode: the task as recorded, `Started`); a message id this caller
+        already sent is a `Duplicate` and starts nothing."""
         scope = call.scope(request.tenant)
         message = pb.Message()
         message.CopyFrom(request.message)
@@ -169,9 +184,7 @@ class Operations:
             return Duplicate(earlier)
         stored = None
         if message.task_id:
-            stored = await self.store.get(scope, message.task_id)
-            if stored is None:
-                raise _not_found(message.task_id)
+            stored = await self._task(scope, message.task_id)
             if is_terminal(stored.task.status.state):
                 raise UnsupportedOperationError(
                     "The task is in a terminal state and accepts no more messages",
@@ -190,7 +203,16 @@ class Operations:
             extensions=call.extensions,
             accepted_output_modes=tuple(request.configuration.accepted_output_modes),
             metadata=request.metadata)
-        run = Run(self.store, self.agent, context, stored=stored, claim=claim)
+        if self.queue is not None:
+            return await enqueue(self.store, self.queue, self.settings, context, stored, claim)
+        terms = Terms(leases.runner_owner(), self.settings.lease_seconds)
+        if call.deadline is not None and budget is not None:
+            # On Lambda the process freezes once it answers: the agent gets this request's
+            # budget, then the task ends FAILED rather than WORKING with nobody running it.
+            terms = dataclasses.replace(
+                terms, deadline=asyncio.get_running_loop().time() + budget,
+                deadline_text=run_budget_text("this request on AWS Lambda", budget))
+        run = Run(self.store, self.agent, context, stored=stored, claim=claim, terms=terms)
         run.start()
         return run
 
@@ -209,32 +231,42 @@ class Operations:
             await self.store.put_push_config(scope, config)
         return outcome.stored
 
-    async def _run_events(self, run: Run, history: int | None) -> Events:
+    async def _run_events(self, run: Run, history: int | None, budget: float | None) -> Events:
         yield pb.StreamResponse(task=_trim(run.first_snapshot, history))
-        async for event in run.events(self.settings.stream_budget_seconds):
+        async for event in run.events(budget):
             yield event
             if closes_stream(event):
                 return
 
-    async def _tail(self, scope: Scope, stored: StoredTask, history: int | None) -> Events:
+    async def _tail(self, scope: Scope, stored: StoredTask, history: int | None,
+                    budget: float | None) -> Events:
         """The task snapshot, then its events from the store as they are written by any
-        process, until a new terminal or interrupted state (or the stream budget) ends it."""
+        process, until a new terminal or interrupted state (or the budget) ends it."""
         yield pb.StreamResponse(task=_trim(stored.task, history))
         if is_terminal(stored.task.status.state):
             return
-        loop = asyncio.get_running_loop()
-        budget = self.settings.stream_budget_seconds
-        deadline = None if budget is None else loop.time() + budget
-        seq = stored.last_seq
-        while deadline is None or loop.time() < deadline:
-            wait = 30.0 if deadline is None else max(deadline - loop.time(), 0.0)
-            for item in await self.store.wait_events(scope, stored.task.id, seq, wait):
-                seq = item.seq
-                event = item.event
-                if event.HasField("artifact_update") or event.HasField("status_update"):
-                    yield event
-                    if closes_stream(event):
-                        return
+        async for event in self._follow(scope, stored, budget):
+            yield event
+
+    def _follow(self, scope: Scope, stored: StoredTask, budget: float | None) -> Events:
+        return follow(self.store, scope, stored, budget,
+                      check_every=max(self.settings.lease_seconds / 3, self.store.poll_interval))
+
+    def _with_final_write(self, budget: float | None, call: Call) -> float | None:
+        """How long a call waits on an inline run whose deadline is `budget`: on Lambda half
+        the margin longer, so the FAILED write at the deadline is in the answer."""
+        if budget is None or call.deadline is None:
+            return budget
+        return budget + self.settings.budget_margin_seconds / 2
+
+    async def _follow_to_end(self, scope: Scope, stored: StoredTask,
+                             budget: float | None) -> StoredTask:
+        """A blocking call in queue mode: wait for the task to end or pause (or the budget),
+        then the task as it stands."""
+        async for event in self._follow(scope, stored, budget):
+            if closes_stream(event):
+                break
+        return await self._task(scope, stored.task.id)
 
     def _check_content_types(self, message: pb.Message) -> None:
         accepted = input_modes(self.agent)
@@ -264,11 +296,14 @@ class Operations:
         after = None
         if request.HasField("status_timestamp_after"):
             after = timestamp_ms(request.status_timestamp_after)
-        page = await self.store.list(call.scope(request.tenant), TaskQuery(
+        scope = call.scope(request.tenant)
+        page = await self.store.list(scope, TaskQuery(
             context_id=request.context_id, state=request.status, status_after_ms=after,
             page_size=page_size, page_token=request.page_token))
+        tasks = [await self._settled_listed(scope, task, page.leases.get(task.id))
+                 for task in page.tasks]
         return pb.ListTasksResponse(
-            tasks=[_trim(t, history, artifacts=request.include_artifacts) for t in page.tasks],
+            tasks=[_trim(t, history, artifacts=request.include_artifacts) for t in tasks],
             next_page_token=page.next_page_token, page_size=page_size,
             total_size=page.total_size)
 
@@ -303,13 +338,23 @@ class Operations:
             raise UnsupportedOperationError(
                 "The task is in a terminal state; there is nothing to subscribe to",
                 metadata={"taskId": request.id})
-        return self._tail(scope, stored, None)
+        return self._tail(scope, stored, None, call_budget(self.settings, call.deadline))
 
     async def _task(self, scope: Scope, task_id: str) -> StoredTask:
+        """The caller's task as it stands; one whose runner is gone ends FAILED first."""
         stored = await self.store.get(scope, task_id)
         if stored is None:
             raise _not_found(task_id)
-        return stored
+        return await leases.settle(self.store, scope, stored)
+
+    async def _settled_listed(self, scope: Scope, task: pb.Task, lease: Lease | None) -> pb.Task:
+        """A listed task; one whose runner is gone is settled (read again, ended FAILED)."""
+        if lease is None or not leases.lost(StoredTask(task, 0, 0, lease)):
+            return task
+        stored = await self.store.get(scope, task.id)
+        if stored is None:
+            return task
+        return (await leases.settle(self.store, scope, stored)).task
 
     # --- push notification configs --------------------------------------------------------------
 

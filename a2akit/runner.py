@@ -1,4 +1,4 @@
-"""The inline runner: runs an agent for one task and turns what it reports into store writes.
+"""The runner: runs an agent for one task and turns what it reports into store writes.
 
 Events the agent reports in one burst (between two real awaits) are written together, in
 one conditional write: an echo agent costs a single write. Each write is conditional on the
@@ -8,10 +8,18 @@ another's update. A CANCELED state written by any process stops the agent: its n
 conflicts, and a watcher re-reads the task every `store.poll_interval` seconds while the
 agent is silent.
 
+The run holds a lease on the task (`Terms`, rules in `a2akit.leases`): every write carries
+it, a write into a terminal or interrupted state clears it, and the watcher renews it every
+third of its length (the renewal, one conditional UpdateItem, doubles as that re-read). A run
+with a deadline (a Lambda invocation's time, a worker's) stops its agent then and ends the
+task FAILED with `Terms.deadline_text`; so does `drain()` for the runs still going when the
+container shuts down.
+
 What a caller learns from a run is one `Outcome`: the task as stored (`Started`), the agent's
 single reply message (`Replied`), or that the message id was already used (`Duplicate`). An
 error the agent raised before reporting anything, or a store failure before the task
-existed, is raised from `started()` / `settled()` instead.
+existed, is raised from `started()` / `settled()` instead; a store failure after the task
+exists is raised from `settled()` and `events()`, so no caller mistakes it for an end.
 """
 
 from __future__ import annotations
@@ -26,15 +34,83 @@ from a2akit.clock import now
 from a2akit.conflicts import retry_on_conflict
 from a2akit.errors import A2AError, InternalError, InvalidAgentResponseError
 from a2akit.generated import a2a_pb2 as pb
+from a2akit.leases import lease_for
 from a2akit.states import apply_event, ends_stream, is_terminal, status_event
-from a2akit.store.base import DuplicateMessageError, StoredTask, TaskStore
+from a2akit.store.base import (
+    DuplicateMessageError,
+    Lease,
+    LeaseLostError,
+    StoredTask,
+    TaskStore,
+    VersionConflictError,
+)
 
-__all__ = ["Duplicate", "Outcome", "Replied", "Run", "Started"]
+__all__ = [
+    "Duplicate",
+    "Outcome",
+    "Replied",
+    "Run",
+    "Started",
+    "Terms",
+    "drain",
+    "live_runs",
+    "recording",
+]
 
 log = logging.getLogger("a2akit.runner")
 
-# Background runs (returnImmediately) must be referenced somewhere, or they can be collected.
-_BACKGROUND: set[asyncio.Task[None]] = set()
+# Runs whose agent is still going: referenced here so they are not collected, and so the
+# container can drain them on shutdown.
+_LIVE: dict[Run, asyncio.Task[None]] = {}
+
+
+@dataclasses.dataclass(frozen=True)
+class Terms:
+    """What a run holds and how long it may take."""
+
+    lease_owner: str
+    lease_seconds: float
+    # Loop time (`loop.time()`) at which the agent is stopped and the task ends FAILED with
+    # `deadline_text`; None: no limit (the container runs agents as long as they take).
+    deadline: float | None = None
+    deadline_text: str = ""
+
+
+def recording(context: RequestContext, stored: StoredTask | None
+              ) -> tuple[pb.Task, list[pb.StreamResponse]]:
+    """The snapshot and events that record the user's message: a new task (SUBMITTED, the
+    message in its history) or the message appended to `stored`. The runner writes them with
+    the agent's first events; in queue mode the front door writes them alone."""
+    snapshot = pb.Task()
+    if stored is None:
+        first = pb.Task(id=context.task_id, context_id=context.context_id,
+                        status=pb.TaskStatus(state=pb.TASK_STATE_SUBMITTED, timestamp=now()))
+        first.history.append(context.message)
+        events = [pb.StreamResponse(task=first)]
+    else:
+        snapshot.CopyFrom(stored.task)
+        events = [pb.StreamResponse(message=context.message)]
+    for event in events:
+        apply_event(snapshot, event)
+    return snapshot, events
+
+
+def live_runs() -> int:
+    return len(_LIVE)
+
+
+async def drain(grace: float, text: str) -> int:
+    """Let the runs of this process finish for up to `grace` seconds, then stop each agent
+    still going and end its task FAILED with `text`; returns how many were stopped."""
+    if _LIVE:
+        await asyncio.wait(list(_LIVE.values()), timeout=grace)
+    stopped = list(_LIVE.items())
+    for run, _ in stopped:
+        run.cut(text)
+    if stopped:
+        # The final writes: bounded, the store's own retries are.
+        await asyncio.wait([task for _, task in stopped], timeout=30)
+    return len(stopped)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,25 +151,27 @@ class Run:
         context: RequestContext,
         *,
         stored: StoredTask | None,
-        claim: str,
+        claim: str | None,
+        terms: Terms,
+        recorded: bool = False,
     ) -> None:
+        """`recorded`: the message is already in `stored` (a queue worker runs a task the
+        front door wrote), so the run starts from the stored task as it is."""
         self._store = store
         self._agent = agent
         self._context = context
         self._scope = context.caller
         self._claim = claim  # the message's idempotency key, claimed with the first write
         self._stored = stored  # what the store holds; None until the task is created
+        self._terms = terms
+        self._recorded = recorded
         self.snapshot = pb.Task()
-        if stored is None:
-            first = pb.Task(id=context.task_id, context_id=context.context_id,
-                            status=pb.TaskStatus(state=pb.TASK_STATE_SUBMITTED, timestamp=now()))
-            first.history.append(context.message)
-            self._pending: list[pb.StreamResponse] = [pb.StreamResponse(task=first)]
-        else:
+        if recorded:
+            assert stored is not None, "a recorded message belongs to a stored task"
             self.snapshot.CopyFrom(stored.task)
-            self._pending = [pb.StreamResponse(message=context.message)]
-        for event in self._pending:
-            apply_event(self.snapshot, event)
+            self._pending: list[pb.StreamResponse] = []
+        else:
+            self.snapshot, self._pending = recording(context, stored)
         self.first_snapshot = pb.Task()
         self.first_snapshot.CopyFrom(self.snapshot)
         # How the run ended for its caller, when not with a stored task.
@@ -111,6 +189,9 @@ class Run:
         self._dirty = asyncio.Event()
         self._done = False
         self._agent_task: asyncio.Task[None] | None = None
+        self._cut_reason: str | None = None  # why the run stopped the agent itself
+        self._failure: A2AError | None = None  # the store failed after the task existed
+        self._writing = False  # a write is in flight
 
     @property
     def _reported_nothing(self) -> bool:
@@ -133,6 +214,13 @@ class Run:
         self._dirty.set()
 
     def reply(self, message: pb.Message) -> None:
+        if self._recorded and not self._pending and not self._written:
+            # Queue mode: the task existed before the agent ran, so an agent that answers
+            # with one message completes it, the message as the final status message.
+            message.task_id = self._context.task_id
+            self.emit(status_event(self._context.task_id, self._context.context_id,
+                                   pb.TaskStatus(state=pb.TASK_STATE_COMPLETED, message=message)))
+            return
         if not self._reported_nothing:
             # A task exists for this exchange: the reply becomes part of its history.
             message.task_id = self._context.task_id
@@ -146,8 +234,20 @@ class Run:
 
     def start(self) -> None:
         task = asyncio.create_task(self._main())
-        _BACKGROUND.add(task)
-        task.add_done_callback(_BACKGROUND.discard)
+        _LIVE[self] = task
+        task.add_done_callback(lambda _: _LIVE.pop(self, None))
+
+    async def finished(self) -> None:
+        """Wait until the agent returned or was stopped and the last write is done."""
+        while not self._done:
+            await self._next_change()
+
+    def cut(self, text: str) -> None:
+        """Stop the agent now and end the task FAILED with `text` (a deadline, a shutdown)."""
+        if self._cut_reason is None:
+            self._cut_reason = text
+        if self._agent_task is not None and not self._agent_task.done():
+            self._agent_task.cancel()
 
     async def started(self) -> Outcome:
         """The outcome once the task exists in the store, or the run ended without one."""
@@ -162,6 +262,8 @@ class Run:
         while not self._done and not self._settled:
             if not await self._next_change(deadline):
                 break
+        if self._failure is not None and not self._settled:
+            raise self._failure
         return self._outcome()
 
     def _outcome(self) -> Outcome:
@@ -179,7 +281,8 @@ class Run:
 
     async def events(self, budget: float | None = None) -> AsyncIterator[pb.StreamResponse]:
         """Status and artifact events as persisted, in order, until the run ends or the budget
-        runs out. Events other writers added (a cancel) are included."""
+        runs out. Events other writers added (a cancel) are included. Raises the store's
+        error (UnavailableError) when a write failed after the task existed."""
         deadline = None if budget is None else asyncio.get_running_loop().time() + budget
         index = 0
         while True:
@@ -188,6 +291,8 @@ class Run:
                 index += 1
                 if event.HasField("status_update") or event.HasField("artifact_update"):
                     yield event
+            if self._failure is not None and index == len(self._written):
+                raise self._failure
             if self._done or not await self._next_change(deadline):
                 return
 
@@ -209,12 +314,22 @@ class Run:
         handle = TaskHandle(self, self._context.task_id, self._context.context_id)
         self._agent_task = asyncio.create_task(self._agent.execute(self._context, handle))
         writer = asyncio.create_task(self._write_loop())
-        watcher = asyncio.create_task(self._watch_cancel())
+        watcher = asyncio.create_task(self._watch())
+        loop = asyncio.get_running_loop()
+        timer = None
+        if self._terms.deadline is not None:
+            timer = loop.call_at(self._terms.deadline, self.cut, self._terms.deadline_text)
         try:
             try:
                 await self._agent_task
             except asyncio.CancelledError:
-                if not self._stopping:
+                this = asyncio.current_task()
+                if this is not None and this.cancelling():
+                    raise  # the run itself is being cancelled (the loop is closing)
+                if self._cut_reason is not None and not self._stopping:
+                    log.warning("task %s stopped: %s", self._context.task_id, self._cut_reason)
+                    self._fail_safely(self._cut_reason)
+                elif not self._stopping:
                     raise
             except A2AError as exc:
                 if self._reported_nothing:
@@ -230,7 +345,10 @@ class Run:
             self._closing = True
             self._dirty.set()
             await writer
+            await self._release()
         finally:
+            if timer is not None:
+                timer.cancel()
             watcher.cancel()
             writer.cancel()
             self._done = True
@@ -255,7 +373,32 @@ class Run:
         status.message.parts.add(text=text)
         status.message.message_id = f"{self._context.task_id}-failure"
         status.message.role = pb.ROLE_AGENT
-        self.emit(status_event(self._context.task_id, self._context.context_id, status))
+        self.emit(status_event(self._task_id, self._context.context_id, status))
+
+    @property
+    def _task_id(self) -> str:
+        return self._context.task_id
+
+    def _lease(self, snapshot: pb.Task) -> Lease | None:
+        """The lease a write of `snapshot` carries: none once the task is terminal or waits
+        for the client (nobody runs it then), this run's renewed lease otherwise."""
+        if ends_stream(snapshot.status.state):
+            return None
+        return lease_for(self._terms.lease_owner, self._terms.lease_seconds)
+
+    async def _release(self) -> None:
+        """Give the lease back when the run ends holding it without having written a state
+        that clears it (a worker whose agent reported nothing on an interrupted task)."""
+        stored = self._stored
+        if (stored is None or stored.lease is None or self._failure is not None
+                or stored.lease.owner != self._terms.lease_owner
+                or not ends_stream(stored.task.status.state)):
+            return
+        try:
+            self._stored = await self._store.update(self._scope, self._task_id, stored.version,
+                                                    stored.task, [])
+        except (VersionConflictError, A2AError):
+            log.info("task %s: lease left to expire", self._task_id, exc_info=True)
 
     async def _write_loop(self) -> None:
         while True:
@@ -275,12 +418,16 @@ class Run:
                 return
 
     def _abort(self, error: A2AError) -> None:
-        """The store refused a write: stop the agent; the caller gets the error if no task
-        exists yet, otherwise the task stays as last written."""
+        """The store refused a write: stop the agent. The caller gets the error: instead of
+        the task if none exists yet, otherwise from `settled()` and `events()` (the task
+        stays as last written, and its lease, no longer renewed, expires)."""
         if self._stored is None:
             self._error = error
+        else:
+            self._failure = error
         self._pending.clear()
         self._stop_agent()
+        self._changed.set()
 
     async def _flush(self) -> None:
         """Write everything pending in one conditional write (retried on conflicts)."""
@@ -292,19 +439,23 @@ class Run:
             batch = list(self._pending)
             snapshot = pb.Task()
             snapshot.CopyFrom(self.snapshot)
+            lease = self._lease(snapshot)
+            self._writing = True
             try:
                 if self._stored is None:
                     stored = await self._store.create(self._scope, snapshot, batch,
-                                                      self._claim)
+                                                      self._claim, lease=lease)
                 else:
                     claim = self._claim if not self._written else None
                     stored = await self._store.update(self._scope, snapshot.id,
                                                       self._stored.version, snapshot, batch,
-                                                      claim)
+                                                      claim, lease=lease)
             except DuplicateMessageError as exc:
                 self._duplicate_of = exc.task_id
                 self._stop_agent()
                 return
+            finally:
+                self._writing = False
             del self._pending[:len(batch)]
             self._stored = stored
             self._written.extend(batch)
@@ -358,15 +509,52 @@ class Run:
         if self._agent_task is not None and not self._agent_task.done():
             self._agent_task.cancel()
 
-    async def _watch_cancel(self) -> None:
+    async def _watch(self) -> None:
+        """Renew the lease every third of its length and re-read the task every
+        `poll_interval` in between: a task another process ended (CancelTask; a reader that
+        found our lease expired while we were frozen) stops the agent. The renewal is one
+        conditional write that returns the task, so it stands in for one of those reads."""
+        loop = asyncio.get_running_loop()
+        renew_every = self._terms.lease_seconds / 3
+        renewed_at = loop.time()
         while True:
-            await asyncio.sleep(self._store.poll_interval)
-            if self._stored is None:
+            await asyncio.sleep(min(self._store.poll_interval, renew_every))
+            stored = self._stored
+            if stored is None:
                 continue
-            current = await self._store.get(self._scope, self._context.task_id)
-            # Only CANCELED counts: the agent's own writes never cancel, so this cannot be
-            # our own completed write seen before we recorded it.
-            if current is not None and current.task.status.state == pb.TASK_STATE_CANCELED:
-                await self._catch_up(current)
-                self._ended_elsewhere(current)
+            lost = False
+            try:
+                if stored.lease is not None and loop.time() - renewed_at >= renew_every * 0.9:
+                    try:
+                        current: StoredTask | None = await self._store.swap_lease(
+                            self._scope, self._task_id, self._terms.lease_owner,
+                            lease_for(self._terms.lease_owner, self._terms.lease_seconds))
+                        renewed_at = loop.time()
+                    except LeaseLostError as exc:
+                        current, lost = exc.current, True
+                else:
+                    current = await self._store.get(self._scope, self._task_id)
+            except A2AError:
+                # The store is away: keep trying. Past the lease a reader may end the task;
+                # our next write then conflicts and stops the agent.
+                log.warning("task %s: lease renewal or cancel watch failed", self._task_id,
+                            exc_info=True)
+                continue
+            if current is None or self._ended_by_another(current, lost):
+                if current is not None:
+                    await self._catch_up(current)
+                    self._ended_elsewhere(current)
+                else:
+                    self._stop_agent()
                 return
+
+    def _ended_by_another(self, current: StoredTask, lease_lost: bool) -> bool:
+        """Whether `current` shows the task taken from this run. A CANCELED state always
+        counts: the agent's own writes never cancel. Another end, or a lease lost to
+        nobody, counts only while no write of ours is in flight, which could be it."""
+        if current.task.status.state == pb.TASK_STATE_CANCELED:
+            return True
+        if self._writing or self._stored is None or current.version == self._stored.version:
+            return False
+        return is_terminal(current.task.status.state) or (
+            lease_lost and not ends_stream(current.task.status.state))

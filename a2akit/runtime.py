@@ -11,7 +11,7 @@ from typing import Any
 from a2akit.agent import Agent
 from a2akit.card import build_card
 from a2akit.operations import Operations
-from a2akit.settings import Settings, SettingsError
+from a2akit.settings import QUEUE, Settings, SettingsError
 from a2akit.store.base import TaskStore
 
 __all__ = ["build_operations", "load_agent", "make_store"]
@@ -57,5 +57,11 @@ def _run_blocking(coroutine: Coroutine[Any, Any, None]) -> None:
 def build_operations(settings: Settings, store: TaskStore | None = None,
                      agent: Agent | None = None) -> Operations:
     agent = agent if agent is not None else load_agent(settings.agent)
+    queue = None
+    if settings.execution == QUEUE:
+        # Imported only in queue mode: it loads boto3 for SQS.
+        from a2akit.queue import make_queue
+
+        queue = make_queue(settings)
     return Operations(settings, store if store is not None else make_store(settings), agent,
-                      build_card(settings, agent))
+                      build_card(settings, agent), queue)

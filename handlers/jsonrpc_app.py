@@ -10,6 +10,7 @@ event is a plain JSON response.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import json
 import logging
@@ -24,6 +25,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from a2akit.auth import platform_principal
+from a2akit.budget import lambda_deadline
 from a2akit.errors import (
     A2AError,
     InternalError,
@@ -111,6 +113,9 @@ class _JsonRpc:
             call = self.ops.resolve_call(
                 request.headers, verified_principal=platform_principal(request.scope.get(
                     "aws.event")), version=request.query_params.get("A2A-Version"))
+            # On Lambda the invocation's end bounds blocking and streaming calls.
+            call = dataclasses.replace(call, deadline=lambda_deadline(
+                request.scope.get("aws.context")))
             headers = ({"A2A-Extensions": ",".join(call.active_extensions)}
                        if call.active_extensions else {})
             if isinstance(operation, Unary):

@@ -6,7 +6,17 @@ from aws_cdk import RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
 from constructs import Construct
 
-from a2akit.store.table import LIST_INDEX, LIST_INDEX_PK, LIST_INDEX_SK, PK, SK, TTL_ATTRIBUTE
+from a2akit.store.table import (
+    LEASE_INDEX,
+    LEASE_SHARD,
+    LEASE_UNTIL,
+    LIST_INDEX,
+    LIST_INDEX_PK,
+    LIST_INDEX_SK,
+    PK,
+    SK,
+    TTL_ATTRIBUTE,
+)
 
 __all__ = ["DATA_ACTIONS", "INDEX_ACTIONS", "TaskTable"]
 
@@ -31,7 +41,8 @@ def _key(name: str) -> dynamodb.Attribute:
 
 
 class TaskTable(Construct):
-    """On-demand table with PITR, TTL, a stream (for push dispatch) and the list index."""
+    """On-demand table with PITR, TTL, a stream (for push dispatch), the list index and the
+    sparse lease index the sweeper queries."""
 
     def __init__(self, scope: Construct, construct_id: str, *, retain: bool = True) -> None:
         super().__init__(scope, construct_id)
@@ -56,8 +67,19 @@ class TaskTable(Construct):
             sort_key=_key(LIST_INDEX_SK),
             projection_type=dynamodb.ProjectionType.ALL,
         )
+        self.table.add_global_secondary_index(
+            index_name=LEASE_INDEX,
+            partition_key=_key(LEASE_SHARD),
+            sort_key=dynamodb.Attribute(name=LEASE_UNTIL, type=dynamodb.AttributeType.NUMBER),
+            projection_type=dynamodb.ProjectionType.KEYS_ONLY,
+        )
 
     @property
     def index_arn(self) -> str:
         """The ARN of the list index alone (not `index/*`)."""
         return f"{self.table.table_arn}/index/{LIST_INDEX}"
+
+    @property
+    def lease_index_arn(self) -> str:
+        """The ARN of the lease index alone: only the sweeper queries it."""
+        return f"{self.table.table_arn}/index/{LEASE_INDEX}"

@@ -11,6 +11,7 @@ from aws_cdk.assertions import Match, Template
 
 from a2akit.settings import ENV, Settings
 from a2akit.store.table import (
+    LEASE_INDEX,
     LIST_INDEX,
     LIST_INDEX_PK,
     LIST_INDEX_SK,
@@ -50,22 +51,18 @@ def test_table_matches_the_store_definition(template: Template) -> None:
             "BillingMode": "PAY_PER_REQUEST",
             "KeySchema": store["KeySchema"],
             "AttributeDefinitions": Match.array_equals(store["AttributeDefinitions"]),
-            "GlobalSecondaryIndexes": [
-                {
-                    "IndexName": LIST_INDEX,
-                    "KeySchema": [
-                        {"AttributeName": LIST_INDEX_PK, "KeyType": "HASH"},
-                        {"AttributeName": LIST_INDEX_SK, "KeyType": "RANGE"},
-                    ],
-                    "Projection": {"ProjectionType": "ALL"},
-                }
-            ],
+            "GlobalSecondaryIndexes": Match.array_equals(store["GlobalSecondaryIndexes"]),
             "StreamSpecification": {"StreamViewType": "NEW_AND_OLD_IMAGES"},
             "TimeToLiveSpecification": {"AttributeName": TTL_ATTRIBUTE, "Enabled": True},
             "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True},
         },
     )
     assert {k["AttributeName"] for k in store["KeySchema"]} == {PK, SK}
+    assert [i["IndexName"] for i in store["GlobalSecondaryIndexes"]] == [LIST_INDEX, LEASE_INDEX]
+    assert store["GlobalSecondaryIndexes"][0]["KeySchema"] == [
+        {"AttributeName": LIST_INDEX_PK, "KeyType": "HASH"},
+        {"AttributeName": LIST_INDEX_SK, "KeyType": "RANGE"},
+    ]
     assert _only(template, "AWS::DynamoDB::Table")["DeletionPolicy"] == "Retain"
 
 

@@ -1,0 +1,116 @@
+"""The queue worker: runs queued tasks, one SQS record at a time (`handlers.worker` on
+Lambda, `scripts.run_worker` locally).
+
+For each record the worker reads the task and, in this order:
+
+1. the task is gone or terminal: nothing to do (a redelivery of a finished task);
+2. its lease expired: end it FAILED (`a2akit.leases`, as any reader would) and stop;
+3. its lease is not the queue's lease this job names: another run holds or held it (a
+   redelivery while it runs): nothing to do;
+4. take the lease, a conditional swap from the queue's owner to this run's: of two
+   deliveries of one message only one wins, the other stops at 3;
+5. run the agent on the task as recorded, with the invocation's remaining time less the
+   margin as its deadline; past it the agent is stopped and the task ends FAILED, naming
+   the limit.
+
+A record that cannot be handled (the store is down, the body is not a job) is reported as
+a batch item failure, so SQS delivers it again. On its last allowed receive
+(`queue_max_receives`, the queue's maxReceiveCount) the worker first ends its task FAILED:
+SQS then moves the message to the dead-letter queue, and no task waits on it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from a2akit.agent import Agent
+from a2akit.budget import run_budget_text
+from a2akit.errors import A2AError
+from a2akit.leases import fail, lease_for, runner_owner, settle
+from a2akit.queue import Job, JobError
+from a2akit.runner import Run, Terms
+from a2akit.settings import Settings
+from a2akit.states import is_terminal
+from a2akit.store.base import LeaseLostError, TaskStore
+
+__all__ = ["DEAD_LETTER_TEXT", "Worker"]
+
+log = logging.getLogger("a2akit.worker")
+
+DEAD_LETTER_TEXT = ("The task's queue message failed on every delivery and went to the "
+                    "dead-letter queue; the agent did not finish it")
+
+
+class Worker:
+    def __init__(self, settings: Settings, store: TaskStore, agent: Agent) -> None:
+        self.settings = settings
+        self.store = store
+        self.agent = agent
+
+    async def run_job(self, job: Job, budget: float) -> None:
+        """Handle one job (steps 1-5 above). Raises A2AError when the store fails, JobError
+        when the task does not hold the job's message."""
+        scope = job.scope
+        stored = await self.store.get(scope, job.task_id)
+        if stored is None or is_terminal(stored.task.status.state):
+            log.info("task %s: nothing to run (%s)", job.task_id,
+                     "gone" if stored is None else "already finished")
+            return
+        stored = await settle(self.store, scope, stored)
+        lease = stored.lease
+        if is_terminal(stored.task.status.state) or lease is None or (
+                lease.owner != job.lease_owner):
+            log.info("task %s: run by another, or its runner is gone", job.task_id)
+            return
+        owner = runner_owner()
+        try:
+            stored = await self.store.swap_lease(scope, job.task_id, job.lease_owner,
+                                                 lease_for(owner, self.settings.lease_seconds))
+        except LeaseLostError:
+            log.info("task %s: another delivery took it first", job.task_id)
+            return
+        context = job.context(stored)
+        deadline = asyncio.get_running_loop().time() + budget
+        run = Run(self.store, self.agent, context, stored=stored, claim=None, recorded=True,
+                  terms=Terms(owner, self.settings.lease_seconds, deadline,
+                              run_budget_text("this worker's invocation", budget)))
+        run.start()
+        await run.finished()
+
+    async def give_up(self, job: Job) -> None:
+        """The job's last delivery failed: end its task FAILED unless a live runner holds
+        it (best effort: the queue lease's expiry ends it otherwise)."""
+        try:
+            await fail(self.store, job.scope, job.task_id, DEAD_LETTER_TEXT)
+        except A2AError:
+            log.warning("task %s: could not be failed before dead-lettering", job.task_id,
+                        exc_info=True)
+
+    async def handle_batch(self, records: Iterable[Mapping[str, Any]],
+                           budget: Callable[[], float]) -> dict[str, list[dict[str, str]]]:
+        """An SQS event's records, one after the other; the partial batch response lists
+        those to deliver again. `budget()` is the time the next run may take."""
+        failures: list[dict[str, str]] = []
+        for record in records:
+            message_id = str(record.get("messageId", ""))
+            receives = _receive_count(record)
+            job = None
+            try:
+                job = Job.decode(str(record.get("body", "")))
+                await self.run_job(job, budget())
+            except (A2AError, JobError):
+                log.exception("queue message %s failed (receive %d)", message_id, receives)
+                if job is not None and receives >= self.settings.queue_max_receives:
+                    await self.give_up(job)
+                failures.append({"itemIdentifier": message_id})
+        return {"batchItemFailures": failures}
+
+
+def _receive_count(record: Mapping[str, Any]) -> int:
+    try:
+        return int(record.get("attributes", {}).get("ApproximateReceiveCount", "1"))
+    except (TypeError, ValueError):
+        return 1
