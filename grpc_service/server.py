@@ -29,9 +29,11 @@ from grpc_health.v1.health import aio as health_aio
 from grpc_reflection.v1alpha import reflection
 from grpc_status import rpc_status
 
+from a2akit import runner
 from a2akit.caller import Call
 from a2akit.errors import A2AError, InternalError, JSONParseError
 from a2akit.generated import a2a_pb2 as pb
+from a2akit.leases import sweep_periodically
 from a2akit.operations import OPERATIONS, Operation, Operations, Streaming, Unary
 from a2akit.runtime import build_operations
 from a2akit.settings import Settings
@@ -42,6 +44,9 @@ __all__ = ["SERVICE_NAME", "RunningServer", "main", "serve"]
 log = logging.getLogger("a2akit.grpc")
 
 SERVICE_NAME: str = pb.DESCRIPTOR.services_by_name["A2AService"].full_name
+
+SHUTDOWN_TEXT = ("The server shut down before the agent finished (it was stopped after the "
+                 "shutdown grace period)")
 
 # Keepalive below the AWS ALB idle timeout (60 s): a server ping every 30 s keeps quiet streams
 # (SubscribeToTask on an idle task) open; clients may ping too, as often as every 10 s
@@ -238,8 +243,12 @@ async def serve(settings: Settings, operations: Operations | None = None,
 
 
 async def _run(settings: Settings) -> None:
-    running = await serve(settings, host="[::]")
+    operations = build_operations(settings)
+    running = await serve(settings, operations, host="[::]")
     log.info("A2A gRPC server listening on port %d", running.port)
+    # Tasks whose runner died (another container, a worker) end FAILED here too.
+    sweeper = asyncio.ensure_future(
+        sweep_periodically(operations.store, settings.sweep_seconds))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -247,8 +256,14 @@ async def _run(settings: Settings) -> None:
     wait_stop = asyncio.ensure_future(stop.wait())
     wait_end = asyncio.ensure_future(running.server.wait_for_termination())
     await asyncio.wait({wait_stop, wait_end}, return_when=asyncio.FIRST_COMPLETED)
-    log.info("shutting down (grace %.1f s)", settings.shutdown_grace_seconds)
-    await running.shutdown(settings.shutdown_grace_seconds)
+    grace = settings.shutdown_grace_seconds
+    log.info("shutting down (grace %.1f s, %d running agent(s))", grace, runner.live_runs())
+    sweeper.cancel()
+    # No new calls (health NOT_SERVING, the server refuses them) while running agents get
+    # the grace period; what still runs then ends FAILED, so no task stays WORKING.
+    _, stopped = await asyncio.gather(running.shutdown(grace), runner.drain(grace, SHUTDOWN_TEXT))
+    if stopped:
+        log.warning("%d task(s) ended FAILED at shutdown", stopped)
     for pending in (wait_stop, wait_end):
         pending.cancel()
 

@@ -15,6 +15,7 @@ import shlex
 
 import uvicorn
 
+from a2akit.leases import sweep_periodically
 from a2akit.runtime import build_operations
 from a2akit.settings import ENV, Settings
 from handlers.jsonrpc_app import create_app
@@ -43,6 +44,8 @@ async def main() -> None:
         os.environ.setdefault(ENV.GRPC_ADDRESS, f"{args.host}:{args.grpc_port}")
     settings = Settings.from_env()
     operations = build_operations(settings)
+    # The same lease sweep the scheduled Lambda runs on AWS (a2akit.leases).
+    sweeper = asyncio.ensure_future(sweep_periodically(operations.store, settings.sweep_seconds))
     config = uvicorn.Config(create_app(operations), host=args.host, port=args.port,
                             log_level="warning", lifespan="off")
     web = uvicorn.Server(config)
@@ -58,6 +61,7 @@ async def main() -> None:
     try:
         await web.serve()
     finally:
+        sweeper.cancel()
         if grpc is not None:
             await grpc.shutdown(5)
 

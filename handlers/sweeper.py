@@ -1,0 +1,26 @@
+"""Lambda entry point for the lease sweeper: `handlers.sweeper.handler`, on a schedule
+(EventBridge, every minute). Ends FAILED every task whose runner's lease expired; see
+`a2akit.leases`. The container and the local server run the same sweep in process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from a2akit.leases import sweep
+from a2akit.runtime import make_store
+from a2akit.settings import Settings
+
+__all__ = ["handler"]
+
+settings = Settings.from_env()
+logging.getLogger("a2akit").setLevel(settings.log_level)
+store = make_store(settings)
+_loop = asyncio.new_event_loop()
+
+
+def handler(event: dict[str, Any], context: object) -> dict[str, int]:
+    """One sweep; returns how many tasks it ended."""
+    return {"ended": _loop.run_until_complete(sweep(store))}

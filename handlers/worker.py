@@ -1,0 +1,32 @@
+"""Lambda entry point for the queue worker: `handlers.worker.handler` (an SQS event source
+with batch size 1 and ReportBatchItemFailures). See `a2akit.worker`.
+
+Everything here runs once per container, at import: settings, store client, agent. The
+event loop is kept across invocations, like the store client's threads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from a2akit.budget import LambdaContext, worker_budget
+from a2akit.runtime import load_agent, make_store
+from a2akit.settings import Settings
+from a2akit.worker import Worker
+
+__all__ = ["handler"]
+
+settings = Settings.from_env()
+logging.getLogger("a2akit").setLevel(settings.log_level)
+worker = Worker(settings, make_store(settings), load_agent(settings.agent))
+_loop = asyncio.new_event_loop()
+
+
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    """Run the records of one SQS event; returns the partial batch response."""
+    records = event.get("Records", [])
+    result = _loop.run_until_complete(
+        worker.handle_batch(records, lambda: worker_budget(settings, context)))
+    return dict(result)
