@@ -95,16 +95,22 @@ def recording(context: RequestContext, stored: StoredTask | None
     return snapshot, events
 
 
+def _here() -> dict[Run, asyncio.Task[None]]:
+    loop = asyncio.get_running_loop()
+    return {run: task for run, task in _LIVE.items() if task.get_loop() is loop}
+
+
 def live_runs() -> int:
-    return len(_LIVE)
+    """How many agents run in this event loop."""
+    return len(_here())
 
 
 async def drain(grace: float, text: str) -> int:
-    """Let the runs of this process finish for up to `grace` seconds, then stop each agent
+    """Let the runs of this event loop finish for up to `grace` seconds, then stop each agent
     still going and end its task FAILED with `text`; returns how many were stopped."""
-    if _LIVE:
-        await asyncio.wait(list(_LIVE.values()), timeout=grace)
-    stopped = list(_LIVE.items())
+    if live := _here():
+        await asyncio.wait(list(live.values()), timeout=grace)
+    stopped = list(_here().items())
     for run, _ in stopped:
         run.cut(text)
     if stopped:

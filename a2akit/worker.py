@@ -65,6 +65,7 @@ class Worker:
                 lease.owner != job.lease_owner):
             log.info("task %s: run by another, or its runner is gone", job.task_id)
             return
+        context = job.context(stored)  # before taking the lease: a bad job leaves it queued
         owner = runner_owner()
         try:
             stored = await self.store.swap_lease(scope, job.task_id, job.lease_owner,
@@ -72,7 +73,6 @@ class Worker:
         except LeaseLostError:
             log.info("task %s: another delivery took it first", job.task_id)
             return
-        context = job.context(stored)
         deadline = asyncio.get_running_loop().time() + budget
         run = Run(self.store, self.agent, context, stored=stored, claim=None, recorded=True,
                   terms=Terms(owner, self.settings.lease_seconds, deadline,

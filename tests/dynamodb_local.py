@@ -15,6 +15,7 @@ from pathlib import Path
 
 from tests.support.processes import ROOT, free_port, running
 
+TABLE = "a2akit-test"  # the table the test session creates (tests/conftest.py)
 CACHE = Path(os.environ.get("A2AKIT_DDB_CACHE", ROOT / ".cache" / "ddb"))
 EMULATOR = CACHE / "node_modules" / "amplify-dynamodb-simulator" / "emulator"
 CREDENTIALS = {

@@ -9,6 +9,7 @@ import contextlib
 import copy
 import json
 import pathlib
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -102,6 +103,7 @@ class LambdaClient(Client):
         self.handler = Mangum(app, lifespan="off", text_mime_types=[
             "application/json", "application/a2a+json", "text/event-stream", "text/plain"])
         self.authorizer: dict[str, Any] | None = None
+        self.remaining_ms = 30_000  # what the Lambda context says is left of an invocation
 
     def _invoke(self, method: str, path: str, body: bytes, headers: dict[str, str]) -> Reply:
         event = copy.deepcopy(self.template)
@@ -111,7 +113,7 @@ class LambdaClient(Client):
         event["body"] = body.decode()
         if self.authorizer is not None:
             event["requestContext"]["authorizer"] = self.authorizer
-        response = self.handler(event, _Context())
+        response = self.handler(event, _Context(self.remaining_ms))
         raw = response.get("body", "")
         data = base64.b64decode(raw) if response.get("isBase64Encoded") else raw.encode()
         # Text responses must not be base64: API Gateway would hand clients base64.
@@ -134,8 +136,11 @@ class _Context:
     function_name = "a2a-jsonrpc"
     aws_request_id = "test"
 
+    def __init__(self, remaining_ms: int) -> None:
+        self._end = time.monotonic() + remaining_ms / 1000
+
     def get_remaining_time_in_millis(self) -> int:
-        return 30_000
+        return max(0, int((self._end - time.monotonic()) * 1000))
 
 
 def make_client(kind: str, app: Starlette) -> Client:

@@ -3,39 +3,15 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
-from a2akit.store import table
 from a2akit.store.base import Scope, TaskStore
-from a2akit.store.dynamodb import DynamoDBStore, make_client
+from a2akit.store.dynamodb import DynamoDBStore
 from a2akit.store.memory import MemoryStore
-from tests.dynamodb_local import dynamodb_local, set_dummy_credentials
+from tests.dynamodb_local import TABLE
 
-TABLE = "a2akit-test"
-
-
-@pytest.fixture(scope="session")
-def ddb_endpoint() -> Iterator[str]:
-    """DynamoDB Local with the table, once per session."""
-    set_dummy_credentials()
-    with dynamodb_local() as url:
-        client = make_client(url, "us-east-1")
-        try:
-            client.create_table(**table.create_table_kwargs(TABLE))
-            client.get_waiter("table_exists").wait(TableName=TABLE)
-        finally:
-            client.close()
-        yield url
-
-
-@pytest.fixture
-def ddb_client(ddb_endpoint: str) -> Iterator[Any]:
-    client = make_client(ddb_endpoint, "us-east-1")
-    yield client
-    client.close()
+__all__ = ["TABLE"]  # the session's table (tests/conftest.py: ddb_endpoint, ddb_client)
 
 
 @pytest.fixture(params=["memory", pytest.param("dynamodb", marks=pytest.mark.slow)])

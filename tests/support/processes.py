@@ -13,7 +13,8 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
-__all__ = ["ROOT", "free_port", "python_env", "running", "stop_process", "wait_for_port"]
+__all__ = ["ROOT", "free_port", "python_env", "running", "stop_process", "wait_for_output",
+           "wait_for_port"]
 
 ROOT = Path(__file__).resolve().parents[2]
 HOST = "127.0.0.1"
@@ -88,3 +89,16 @@ def running(args: Sequence[str], *, ports: Sequence[int], env: Mapping[str, str]
             yield process
         finally:
             stop_process(process)
+
+
+def wait_for_output(log: Path, text: str, process: subprocess.Popen[bytes], *,
+                    timeout: float = 30.0) -> None:
+    """Return once `text` appears in the process's `log`. Raises RuntimeError if the process
+    exits first or `timeout` passes."""
+    deadline = time.monotonic() + timeout
+    while text not in (log.read_text(errors="replace") if log.exists() else ""):
+        if process.poll() is not None:
+            raise RuntimeError(f"{process.args!r} exited with {process.returncode}" + _tail(log))
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{text!r} not printed within {timeout} s" + _tail(log))
+        time.sleep(0.05)
