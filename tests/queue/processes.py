@@ -1,0 +1,48 @@
+"""Kit processes for the queue tests: a queue worker (`scripts.run_worker`) and the gRPC
+container (`python -m grpc_service`), on DynamoDB Local and moto's SQS, with short leases."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from subprocess import Popen
+from typing import Any
+
+import grpc
+
+from grpc_service.generated import a2a_pb2_grpc
+from tests.dynamodb_local import TABLE
+from tests.support.processes import free_port, python_env, running, wait_for_output
+
+__all__ = ["LEASE_SECONDS", "SWEEP_SECONDS", "container", "kit_env", "worker"]
+
+LEASE_SECONDS = 1.0
+SWEEP_SECONDS = 0.5
+
+
+def kit_env(ddb_endpoint: str, agent: str, **values: str) -> dict[str, str]:
+    return python_env(A2A_TABLE=TABLE, AWS_ENDPOINT_URL_DYNAMODB=ddb_endpoint,
+                      A2A_ALLOW_ANONYMOUS="true", A2A_AGENT=agent,
+                      A2A_LEASE_SECONDS=str(LEASE_SECONDS),
+                      A2A_SWEEP_SECONDS=str(SWEEP_SECONDS), **values)
+
+
+@contextlib.contextmanager
+def worker(env: dict[str, str], log: Path, *, timeout: float = 900.0) -> Iterator[Popen[bytes]]:
+    """A worker polling `A2A_QUEUE_URL`; yields the process once it polls."""
+    with running([sys.executable, "-m", "scripts.run_worker", "--timeout", str(timeout)],
+                 ports=[], env=env, log=log) as process:
+        wait_for_output(log, "worker polling", process)
+        yield process
+
+
+@contextlib.contextmanager
+def container(env: dict[str, str], log: Path) -> Iterator[tuple[Popen[bytes], Any]]:
+    """The gRPC container; yields the process and a connected stub."""
+    port = free_port()
+    with running([sys.executable, "-m", "grpc_service"], ports=[port],
+                 env={**env, "GRPC_PORT": str(port)}, log=log) as process, \
+            grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        yield process, a2a_pb2_grpc.A2AServiceStub(channel)  # type: ignore[no-untyped-call]

@@ -1,0 +1,80 @@
+"""The task store goes away mid-stream (a TCP proxy in front of DynamoDB Local is cut): the
+client gets an error event, never a silent end, and once the store is back and the lease
+has expired the task is FAILED, not WORKING."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlsplit
+
+import boto3
+import pytest
+
+from a2akit.examples.cancellable import CountingAgent
+from a2akit.runtime import build_operations
+from a2akit.settings import Settings
+from a2akit.store.dynamodb import DynamoDBStore, client_config
+from handlers.jsonrpc_app import create_app
+from tests.dynamodb_local import TABLE
+from tests.jsonrpc.client import AsgiClient, Reply
+from tests.support.errors import jsonrpc_failure
+from tests.support.messages import user_message
+from tests.support.proxy import Proxy, proxy
+
+pytestmark = pytest.mark.slow
+
+LEASE_SECONDS = 1.0
+
+
+@pytest.fixture
+def cut_able(ddb_endpoint: str) -> Iterator[tuple[Proxy, AsgiClient]]:
+    port = urlsplit(ddb_endpoint).port
+    assert port is not None
+    with proxy(port) as link:
+        # Two attempts, so an outage shows within a second rather than after five retries.
+        client = boto3.client("dynamodb", endpoint_url=f"http://127.0.0.1:{link.port}",
+                              region_name="us-east-1", config=client_config(max_attempts=2))
+        settings = Settings(allow_anonymous=True, lease_seconds=LEASE_SECONDS)
+        ops = build_operations(settings, store=DynamoDBStore(TABLE, client),
+                               agent=CountingAgent())
+        rpc = AsgiClient(create_app(ops))
+        yield link, rpc
+        rpc.close()
+        client.close()
+
+
+def test_an_outage_mid_stream_is_an_error_and_the_task_does_not_stay_working(
+    cut_able: tuple[Proxy, AsgiClient]
+) -> None:
+    link, rpc = cut_able
+    tenant = f"o-{uuid.uuid4().hex[:8]}"
+    replies: list[Reply] = []
+    stream = threading.Thread(target=lambda: replies.append(rpc.call(
+        "SendStreamingMessage", {"tenant": tenant, "message": user_message("count")})))
+    stream.start()
+    deadline = time.monotonic() + 20
+    task_id = None
+    while task_id is None:
+        assert time.monotonic() < deadline
+        page = rpc.result("ListTasks", {"tenant": tenant, "includeArtifacts": True})
+        if page["tasks"] and len(page["tasks"][0].get("artifacts", [{}])[0].get("parts", [])) > 2:
+            task_id = page["tasks"][0]["id"]
+        time.sleep(0.05)
+    link.cut()
+    stream.join(timeout=30)
+    assert not stream.is_alive()
+    events = replies[0].events()
+    assert events[0]["result"]["task"]["id"] == task_id
+    last: dict[str, Any] = events[-1]
+    assert "error" in last, last  # not a silent end: the last frame is an error event
+    assert jsonrpc_failure(last["error"]).info.reason == "UNAVAILABLE"
+    assert b"event: error" in replies[0].body
+    link.restore()
+    time.sleep(LEASE_SECONDS + 0.2)
+    task = rpc.result("GetTask", {"tenant": tenant, "id": task_id})
+    assert task["status"]["state"] == "TASK_STATE_FAILED"
+    assert "runner stopped" in task["status"]["message"]["parts"][0]["text"]
