@@ -9,6 +9,7 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_elasticloadbalancingv2 as elbv2
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sns as sns
+from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_sns_subscriptions as subscriptions
 from constructs import Construct
 
@@ -29,6 +30,8 @@ class Alarms(Construct):
         table: dynamodb.Table,
         target_group: elbv2.ApplicationTargetGroup | None,
         email: str | None,
+        worker: lambda_.IFunction | None = None,
+        dead_letter_queue: sqs.IQueue | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         self.topic = sns.Topic(self, "Topic", enforce_ssl=True)
@@ -55,6 +58,17 @@ class Alarms(Construct):
             ),
             "DynamoDB requests throttled",
         )
+        if worker is not None:
+            self._add("WorkerErrors", worker.metric_errors(period=_PERIOD), "Queue worker errors")
+        if dead_letter_queue is not None:
+            # Each message here is a task the workers gave up on (it ended FAILED).
+            self._add(
+                "DeadLetters",
+                dead_letter_queue.metric_approximate_number_of_messages_visible(
+                    period=_PERIOD, statistic="Maximum"
+                ),
+                "Queue messages in the dead-letter queue",
+            )
         if target_group is not None:
             self._add(
                 "UnhealthyTargets",

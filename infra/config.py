@@ -9,12 +9,14 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from a2akit.settings import DEFAULT_AGENT
+from a2akit.settings import DEFAULT_AGENT, EXECUTION_MODES, INLINE, QUEUE
 
 __all__ = ["CONTEXT", "ConfigError", "DeployConfig"]
 
 # API Gateway HTTP APIs cut every integration at 30 s; a buffered stream must end before.
 _MAX_STREAM_BUDGET_SECONDS = 28.0
+# AWS Lambda's ceiling for any invocation.
+_MAX_WORKER_TIMEOUT_SECONDS = 900
 
 
 class ConfigError(ValueError):
@@ -36,6 +38,11 @@ class CONTEXT:
     STREAM_BUDGET_SECONDS = "a2a:streamBudgetSeconds"
     RETAIN_TABLE = "a2a:retainTable"
     ALARM_EMAIL = "a2a:alarmEmail"
+    EXECUTION = "a2a:execution"
+    GRPC_EXECUTION = "a2a:grpcExecution"
+    WORKER_TIMEOUT_SECONDS = "a2a:workerTimeoutSeconds"
+    LEASE_SECONDS = "a2a:leaseSeconds"
+    QUEUE_MAX_RECEIVES = "a2a:queueMaxReceives"
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -55,6 +62,18 @@ class DeployConfig:
     stream_budget_seconds: float = 20.0
     retain_table: bool = True
     alarm_email: str | None = None
+    # Where agents run: the JSON-RPC front door queues them by default (a worker Lambda runs
+    # them, up to its timeout); `inline` runs quick agents in the request.
+    execution: str = QUEUE
+    grpc_execution: str = INLINE
+    worker_timeout_seconds: int = _MAX_WORKER_TIMEOUT_SECONDS
+    lease_seconds: float = 30.0
+    queue_max_receives: int = 3
+
+    @property
+    def uses_queue(self) -> bool:
+        """Whether a binding queues tasks, so the queue and the worker are deployed."""
+        return self.execution == QUEUE or (self.grpc and self.grpc_execution == QUEUE)
 
     def __post_init__(self) -> None:
         if self.desired_count < 0:
@@ -70,6 +89,21 @@ class DeployConfig:
                 f"{CONTEXT.CERTIFICATE_ARN} is required for the gRPC service"
                 f" (or turn it off with -c {CONTEXT.GRPC}=false)"
             )
+        for key, mode in ((CONTEXT.EXECUTION, self.execution),
+                          (CONTEXT.GRPC_EXECUTION, self.grpc_execution)):
+            if mode not in EXECUTION_MODES:
+                raise ConfigError(f"{key} must be one of {', '.join(EXECUTION_MODES)}, "
+                                  f"got {mode!r}")
+        if not 60 <= self.worker_timeout_seconds <= _MAX_WORKER_TIMEOUT_SECONDS:
+            raise ConfigError(f"{CONTEXT.WORKER_TIMEOUT_SECONDS} must be in [60, "
+                              f"{_MAX_WORKER_TIMEOUT_SECONDS}] (Lambda's ceiling), got "
+                              f"{self.worker_timeout_seconds}")
+        if not 3 <= self.lease_seconds <= 300:
+            raise ConfigError(f"{CONTEXT.LEASE_SECONDS} must be in [3, 300], got "
+                              f"{self.lease_seconds}")
+        if not 1 <= self.queue_max_receives <= 1000:
+            raise ConfigError(f"{CONTEXT.QUEUE_MAX_RECEIVES} must be in [1, 1000], got "
+                              f"{self.queue_max_receives}")
         if ":" not in self.agent:
             raise ConfigError(f"{CONTEXT.AGENT} must be module:attribute, got {self.agent!r}")
 
@@ -100,6 +134,15 @@ class DeployConfig:
             ),
             retain_table=_bool(get, CONTEXT.RETAIN_TABLE, default("retain_table")),
             alarm_email=_str(get, CONTEXT.ALARM_EMAIL),
+            execution=_str(get, CONTEXT.EXECUTION) or default("execution"),
+            grpc_execution=_str(get, CONTEXT.GRPC_EXECUTION) or default("grpc_execution"),
+            worker_timeout_seconds=_int(
+                get, CONTEXT.WORKER_TIMEOUT_SECONDS, default("worker_timeout_seconds")
+            ),
+            lease_seconds=_float(get, CONTEXT.LEASE_SECONDS, default("lease_seconds")),
+            queue_max_receives=_int(
+                get, CONTEXT.QUEUE_MAX_RECEIVES, default("queue_max_receives")
+            ),
         )
 
 

@@ -9,13 +9,15 @@ from aws_cdk import Acknowledgment, CfnOutput, Stack, Validations
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
-from a2akit.settings import ENV, Settings
+from a2akit.settings import ENV, QUEUE, Settings
 
 from .alarms import Alarms
 from .config import DeployConfig
 from .grpc_service import GrpcService
 from .jsonrpc_api import JsonRpcApi
+from .sweeper import LeaseSweeper
 from .table import DATA_ACTIONS, INDEX_ACTIONS, TaskTable
+from .worker import QueueWorker
 
 __all__ = ["PROJECT_ROOT", "A2AStack"]
 
@@ -27,7 +29,8 @@ def _flag(value: bool) -> str:
 
 
 class A2AStack(Stack):
-    """Table, JSON-RPC Lambda + HTTP API, optional gRPC on Fargate, alarms."""
+    """Table, JSON-RPC Lambda + HTTP API, the task queue and its worker Lambda (when a
+    binding queues), the lease sweeper, optional gRPC on Fargate, alarms."""
 
     def __init__(
         self,
@@ -46,7 +49,31 @@ class A2AStack(Stack):
             ENV.TABLE: self.table.table.table_name,
             ENV.ALLOW_ANONYMOUS: _flag(config.allow_anonymous),
             ENV.RETENTION_DAYS: str(Settings.retention_days),
+            ENV.LEASE_SECONDS: f"{config.lease_seconds:g}",
         }
+        # Queue mode: whoever enqueues gets these settings and may only send.
+        queued: dict[str, str] = {}
+        self.worker: QueueWorker | None = None
+        if config.uses_queue:
+            self.worker = QueueWorker(
+                self,
+                "Worker",
+                code_dir=lambda_bundle,
+                environment={
+                    **common,
+                    ENV.QUEUE_MAX_RECEIVES: str(config.queue_max_receives),
+                },
+                timeout_seconds=config.worker_timeout_seconds,
+                max_receives=config.queue_max_receives,
+            )
+            self._grant_table(self.worker.function.role)
+            # A queued task counts as lost once SQS has given up on its message.
+            grace = config.queue_max_receives * self.worker.visibility_timeout_seconds + 60
+            queued = {
+                ENV.EXECUTION: QUEUE,
+                ENV.QUEUE_URL: self.worker.queue.queue_url,
+                ENV.QUEUE_GRACE_SECONDS: str(grace),
+            }
         self.jsonrpc = JsonRpcApi(
             self,
             "JsonRpc",
@@ -54,11 +81,20 @@ class A2AStack(Stack):
             environment={
                 **common,
                 ENV.STREAM_BUDGET_SECONDS: f"{config.stream_budget_seconds:g}",
+                **(queued if config.execution == QUEUE else {}),
             },
             stream_budget_seconds=config.stream_budget_seconds,
         )
         self.jsonrpc.function.add_environment(ENV.PUBLIC_URL, self.jsonrpc.url)
-        self._grant_table(self.jsonrpc.function.role)
+        self._grant_table(self.jsonrpc.function.role, self.table.index_arn)
+        if config.execution == QUEUE:
+            assert self.worker is not None
+            self.worker.queue.grant_send_messages(self.jsonrpc.function)
+
+        self.sweeper = LeaseSweeper(
+            self, "Sweeper", code_dir=lambda_bundle, environment={ENV.TABLE: common[ENV.TABLE]}
+        )
+        self._grant_table(self.sweeper.function.role, self.table.lease_index_arn)
 
         self.grpc: GrpcService | None = None
         if config.grpc:
@@ -71,6 +107,7 @@ class A2AStack(Stack):
                     **common,
                     ENV.PUBLIC_URL: self.jsonrpc.url,
                     ENV.GRPC_PORT: str(Settings.grpc_port),
+                    **(queued if config.grpc_execution == QUEUE else {}),
                 },
                 certificate_arn=config.certificate_arn,
                 desired_count=config.desired_count,
@@ -81,7 +118,13 @@ class A2AStack(Stack):
             self.grpc.service.task_definition.default_container.add_environment(  # type: ignore[union-attr]
                 ENV.GRPC_ADDRESS, self.grpc.address
             )
-            self._grant_table(self.grpc.task_role)
+            # The container also sweeps expired leases in process.
+            self._grant_table(
+                self.grpc.task_role, self.table.index_arn, self.table.lease_index_arn
+            )
+            if config.grpc_execution == QUEUE:
+                assert self.worker is not None
+                self.worker.queue.grant_send_messages(self.grpc.task_role)
 
         self.alarms = Alarms(
             self,
@@ -89,6 +132,8 @@ class A2AStack(Stack):
             function=self.jsonrpc.function,
             table=self.table.table,
             target_group=self.grpc.target_group if self.grpc else None,
+            worker=self.worker.function if self.worker else None,
+            dead_letter_queue=self.worker.dead_letter_queue if self.worker else None,
             email=config.alarm_email,
         )
 
@@ -100,6 +145,9 @@ class A2AStack(Stack):
             description="Lambda Function URL (same app, no API Gateway)",
         )
         CfnOutput(self, "TableName", value=self.table.table.table_name)
+        if self.worker is not None:
+            CfnOutput(self, "QueueUrl", value=self.worker.queue.queue_url)
+            CfnOutput(self, "DeadLetterQueueUrl", value=self.worker.dead_letter_queue.queue_url)
         if self.grpc is not None:
             CfnOutput(
                 self,
@@ -109,41 +157,48 @@ class A2AStack(Stack):
             )
         self._suppress_nag_findings()
 
-    def _grant_table(self, role: iam.IRole | None) -> None:
+    def _grant_table(self, role: iam.IRole | None, *index_arns: str) -> None:
+        """The store's item actions on the table, and Query on the named indexes only."""
         # Explicit statements instead of grant_read_write_data: that one adds `index/*` and
         # table-management actions the kit never uses.
         assert role is not None
         role.add_to_principal_policy(
             iam.PolicyStatement(actions=list(DATA_ACTIONS), resources=[self.table.table.table_arn])
         )
-        role.add_to_principal_policy(
-            iam.PolicyStatement(actions=list(INDEX_ACTIONS), resources=[self.table.index_arn])
-        )
+        if index_arns:
+            role.add_to_principal_policy(
+                iam.PolicyStatement(actions=list(INDEX_ACTIONS), resources=list(index_arns))
+            )
 
     def _suppress_nag_findings(self) -> None:
         """Every accepted cdk-nag finding, on the construct it concerns, with its reason."""
-        role = self.jsonrpc.function.role
-        assert role is not None
-        Validations.of(role).acknowledge(
-            Acknowledgment(
-                id="AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/"
-                "AWSLambdaBasicExecutionRole]",
-                reason="The Lambda basic execution policy grants only writing its own logs;"
-                " no table access comes from a managed policy.",
-            ),
-            Acknowledgment(
-                id="AwsSolutions-IAM5[Resource::*]",
-                reason="X-Ray segment upload (active tracing) has no resource-level permissions;"
-                " the table statements name the table and its one index.",
-            ),
-        )
-        Validations.of(self.jsonrpc.function).acknowledge(
-            Acknowledgment(
-                id="AwsSolutions-L1",
-                reason="The bundle is built from Python 3.13 wheels (infra/bundle.py); the"
-                " runtime moves together with the bundle's --python-version.",
+        functions = [self.jsonrpc.function, self.sweeper.function]
+        if self.worker is not None:
+            functions.append(self.worker.function)
+        for function in functions:
+            role = function.role
+            assert role is not None
+            Validations.of(role).acknowledge(
+                Acknowledgment(
+                    id="AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/"
+                    "service-role/AWSLambdaBasicExecutionRole]",
+                    reason="The Lambda basic execution policy grants only writing its own"
+                    " logs; no table or queue access comes from a managed policy.",
+                ),
+                Acknowledgment(
+                    id="AwsSolutions-IAM5[Resource::*]",
+                    reason="X-Ray segment upload (active tracing) has no resource-level"
+                    " permissions; the table statements name the table and its indexes, the"
+                    " queue statements the one queue.",
+                ),
             )
-        )
+            Validations.of(function).acknowledge(
+                Acknowledgment(
+                    id="AwsSolutions-L1",
+                    reason="The bundle is built from Python 3.13 wheels (infra/bundle.py); the"
+                    " runtime moves together with the bundle's --python-version.",
+                )
+            )
         Validations.of(self.jsonrpc.http_api).acknowledge(
             Acknowledgment(
                 id="AwsSolutions-APIG4",

@@ -22,6 +22,7 @@ from a2akit.store.table import (
 )
 from infra.config import ConfigError, DeployConfig
 from infra.grpc_service import GRPC_HEALTH_CHECK_PATH, HTTPS_PORT
+from infra.jsonrpc_api import HANDLER
 from infra.table import DATA_ACTIONS, INDEX_ACTIONS
 
 Synth = Callable[..., tuple[Any, Template, Path]]
@@ -35,9 +36,23 @@ def _only(template: Template, resource_type: str) -> dict[str, Any]:
     return dict(resource)
 
 
-def _logical_id(template: Template, resource_type: str) -> str:
-    (logical_id,) = template.find_resources(resource_type)
+def _logical_id(template: Template, resource_type: str,
+                where: Callable[[dict[str, Any]], bool] = lambda _: True) -> str:
+    (logical_id,) = [key for key, resource in template.find_resources(resource_type).items()
+                     if where(resource)]
     return logical_id
+
+
+def _function(template: Template, handler: str) -> dict[str, Any]:
+    """The properties of the one function with this handler."""
+    (function,) = [resource["Properties"]
+                   for resource in template.find_resources("AWS::Lambda::Function").values()
+                   if resource["Properties"]["Handler"] == handler]
+    return dict(function)
+
+
+def _is_task_queue(resource: dict[str, Any]) -> bool:
+    return "RedrivePolicy" in resource["Properties"]
 
 
 # --- table -------------------------------------------------------------------------------
@@ -88,12 +103,16 @@ def test_lambda_is_arm64_python_313_with_settings_from_env_names(
                         ENV.STREAM_BUDGET_SECONDS: "20",
                         ENV.PUBLIC_URL: Match.any_value(),
                         ENV.GRPC_ADDRESS: Match.any_value(),
+                        ENV.EXECUTION: "queue",
+                        ENV.QUEUE_URL: {"Ref": _logical_id(template, "AWS::SQS::Queue",
+                                                           _is_task_queue)},
+                        ENV.LEASE_SECONDS: "30",
                     }
                 )
             },
         },
     )
-    function = _only(template, "AWS::Lambda::Function")["Properties"]
+    function = _function(template, HANDLER)
     # The function must outlive the stream budget and end before API Gateway's 30 s.
     assert 20 < function["Timeout"] < 30
 
@@ -192,13 +211,19 @@ def _as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else [value]
 
 
-def test_table_grants_name_the_table_and_its_index_only(template: Template) -> None:
+def _index_arn(template: Template, index: str) -> dict[str, Any]:
+    table_arn = {"Fn::GetAtt": [_logical_id(template, "AWS::DynamoDB::Table"), "Arn"]}
+    return {"Fn::Join": ["", [table_arn, f"/index/{index}"]]}
+
+
+def test_table_grants_name_the_table_and_its_indexes_only(template: Template) -> None:
     table_id = _logical_id(template, "AWS::DynamoDB::Table")
     table_arn = {"Fn::GetAtt": [table_id, "Arn"]}
-    index_arn = {"Fn::Join": ["", [table_arn, f"/index/{LIST_INDEX}"]]}
     statements = _table_statements(template)
-    # Two statements for each of the two roles (Lambda, ECS task).
-    assert len(statements) == 4
+    # The table for each of the four roles (JSON-RPC, worker, sweeper, ECS task); indexes
+    # for the JSON-RPC (list), the sweeper (lease) and the container (both).
+    assert len(statements) == 7
+    index_grants = []
     for statement in statements:
         assert statement["Effect"] == "Allow"
         actions = sorted(_as_list(statement["Action"]))
@@ -206,10 +231,12 @@ def test_table_grants_name_the_table_and_its_index_only(template: Template) -> N
         if resources == [table_arn]:
             assert actions == sorted(DATA_ACTIONS)
         else:
-            assert resources == [index_arn]
             assert actions == sorted(INDEX_ACTIONS)
+            index_grants.append(resources)
         assert "dynamodb:Scan" not in actions
         assert not any(a.endswith("*") for a in actions)
+    lists, leases = _index_arn(template, LIST_INDEX), _index_arn(template, LEASE_INDEX)
+    assert sorted(index_grants, key=len) == [[lists], [leases], [lists, leases]]
 
 
 # --- alarms and outputs ------------------------------------------------------------------
@@ -248,7 +275,7 @@ def test_grpc_can_be_turned_off(synth: Synth, empty_bundle: Path, tmp_path: Path
     template.resource_count_is("AWS::ECS::Service", 0)
     template.resource_count_is("AWS::EC2::VPC", 0)
     template.resource_count_is("AWS::ElasticLoadBalancingV2::TargetGroup", 0)
-    assert len(_table_statements(template)) == 2
+    assert len(_table_statements(template)) == 5  # JSON-RPC (2), worker, sweeper (2)
     assert "GrpcAddress" not in template.find_outputs("*")
 
 

@@ -1,0 +1,106 @@
+"""Queue mode: the task queue and its dead-letter queue, and the worker Lambda that runs
+agents from it (the JSON-RPC bundle, another handler). Also the Lambda helper that the
+sweeper (infra/sweeper.py) shares."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_event_sources as sources
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct
+
+from .jsonrpc_api import RUNTIME
+
+__all__ = ["VISIBILITY_MARGIN_SECONDS", "WORKER_HANDLER", "QueueWorker", "bundle_function"]
+
+WORKER_HANDLER = "handlers.worker.handler"
+# A message stays invisible a little longer than the worker may run: SQS never hands it to
+# a second worker while the first one can still be working on it.
+VISIBILITY_MARGIN_SECONDS = 30
+
+
+class QueueWorker(Construct):
+    """Exposes `queue`, `dead_letter_queue` and `function` (the worker), so the stack can
+    grant, wire and alarm."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        code_dir: str,
+        environment: Mapping[str, str],
+        timeout_seconds: int,
+        max_receives: int,
+        memory_mb: int = 512,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.visibility_timeout_seconds = timeout_seconds + VISIBILITY_MARGIN_SECONDS
+        self.dead_letter_queue = sqs.Queue(
+            self,
+            "DeadLetters",
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+            retention_period=Duration.days(14),
+        )
+        self.queue = sqs.Queue(
+            self,
+            "Queue",
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+            visibility_timeout=Duration.seconds(self.visibility_timeout_seconds),
+            dead_letter_queue=sqs.DeadLetterQueue(
+                max_receive_count=max_receives, queue=self.dead_letter_queue
+            ),
+        )
+        self.function = bundle_function(
+            self,
+            "Function",
+            handler=WORKER_HANDLER,
+            code_dir=code_dir,
+            timeout=Duration.seconds(timeout_seconds),
+            environment=environment,
+            memory_mb=memory_mb,
+        )
+        # One record per invocation: its whole remaining time is that task's budget. Failed
+        # records are retried alone (partial batch responses).
+        self.function.add_event_source(
+            sources.SqsEventSource(self.queue, batch_size=1, report_batch_item_failures=True)
+        )
+
+
+def bundle_function(
+    scope: Construct,
+    construct_id: str,
+    *,
+    handler: str,
+    code_dir: str,
+    timeout: Duration,
+    environment: Mapping[str, str],
+    memory_mb: int,
+) -> lambda_.Function:
+    """A function from the Lambda bundle, as the JSON-RPC one is made: arm64, the bundle's
+    Python, its own log group, traced."""
+    log_group = logs.LogGroup(
+        scope,
+        f"{construct_id}Logs",
+        retention=logs.RetentionDays.ONE_MONTH,
+        removal_policy=RemovalPolicy.DESTROY,
+    )
+    return lambda_.Function(
+        scope,
+        construct_id,
+        runtime=RUNTIME,
+        architecture=lambda_.Architecture.ARM_64,
+        handler=handler,
+        code=lambda_.Code.from_asset(code_dir),
+        memory_size=memory_mb,
+        timeout=timeout,
+        environment=dict(environment),
+        log_group=log_group,
+        tracing=lambda_.Tracing.ACTIVE,
+    )
