@@ -9,8 +9,8 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_elasticloadbalancingv2 as elbv2
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sns as sns
-from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_sns_subscriptions as subscriptions
+from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 __all__ = ["Alarms"]
