@@ -1,6 +1,6 @@
 """The task store goes away mid-stream (a TCP proxy in front of DynamoDB Local is cut): the
-client gets an error event, never a silent end, and once the store is back and the lease
-has expired the task is FAILED, not WORKING."""
+client gets an error (a JSON-RPC error event, a gRPC status), never a silent end, and once
+the store is back and the lease has expired the task is FAILED, not WORKING."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import boto3
+import grpc
 import pytest
 
 from a2akit.examples.cancellable import CountingAgent
@@ -22,7 +23,8 @@ from handlers.jsonrpc_app import create_app
 from tests.dynamodb_local import TABLE
 from tests.jsonrpc.client import AsgiClient, Reply
 from tests.support.errors import jsonrpc_failure
-from tests.support.messages import user_message
+from tests.support.harness import grpc_server
+from tests.support.messages import V1, send_request, user_message
 from tests.support.proxy import Proxy, proxy
 
 pytestmark = pytest.mark.slow
@@ -78,3 +80,29 @@ def test_an_outage_mid_stream_is_an_error_and_the_task_does_not_stay_working(
     task = rpc.result("GetTask", {"tenant": tenant, "id": task_id})
     assert task["status"]["state"] == "TASK_STATE_FAILED"
     assert "runner stopped" in task["status"]["message"]["parts"][0]["text"]
+
+
+@pytest.mark.anyio
+async def test_an_outage_mid_stream_is_a_grpc_status(ddb_endpoint: str) -> None:
+    port = urlsplit(ddb_endpoint).port
+    assert port is not None
+    with proxy(port) as link:
+        client = boto3.client("dynamodb", endpoint_url=f"http://127.0.0.1:{link.port}",
+                              region_name="us-east-1", config=client_config(max_attempts=2))
+        settings = Settings(allow_anonymous=True, lease_seconds=LEASE_SECONDS)
+        ops = build_operations(settings, store=DynamoDBStore(TABLE, client),
+                               agent=CountingAgent())
+        try:
+            async with grpc_server(ops) as server:
+                request = send_request("count")
+                request.tenant = f"g-{uuid.uuid4().hex[:8]}"
+                received = []
+                with pytest.raises(grpc.aio.AioRpcError) as failed:
+                    async for event in server.stub.SendStreamingMessage(request, metadata=V1):
+                        received.append(event)
+                        if len(received) == 4:
+                            link.cut()
+                assert failed.value.code() == grpc.StatusCode.UNAVAILABLE
+                assert received[0].HasField("task")
+        finally:
+            client.close()
