@@ -53,8 +53,13 @@ def store(ddb_client: Any) -> DynamoDBStore:
     return DynamoDBStore(TABLE, ddb_client)
 
 
-def _receive(sqs: Any, queue: str, wait: float = 5.0) -> dict[str, Any]:
-    """One record as the event source hands it to the worker (waits for redelivery)."""
+async def _receive(sqs: Any, queue: str) -> dict[str, Any]:
+    """One record as the event source hands it to the worker (waits for redelivery). In a
+    thread: the runner renewing its 1 s lease shares this event loop."""
+    return await asyncio.to_thread(_receive_now, sqs, queue)
+
+
+def _receive_now(sqs: Any, queue: str, wait: float = 5.0) -> dict[str, Any]:
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
         got = sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=1, WaitTimeSeconds=1,
@@ -97,11 +102,11 @@ async def test_a_redelivered_message_never_starts_a_second_run(
     task_id = await _send(settings, store, scope)
     agent = Slow()
     worker = Worker(settings, store, agent)
-    first = _receive(sqs, settings.queue_url or "")
+    first = await _receive(sqs, settings.queue_url or "")
     running = asyncio.ensure_future(worker.handle_batch([first], lambda: 60.0))
     await _until_state(store, scope, task_id, pb.TASK_STATE_WORKING)
     # Not deleted while it runs: SQS delivers it again after the 1 s visibility timeout.
-    again = _receive(sqs, settings.queue_url or "")
+    again = await _receive(sqs, settings.queue_url or "")
     assert again["attributes"]["ApproximateReceiveCount"] == "2"
     assert await worker.handle_batch([again], lambda: 60.0) == {"batchItemFailures": []}
     assert agent.runs == 1 and not running.done()
@@ -109,7 +114,7 @@ async def test_a_redelivered_message_never_starts_a_second_run(
     assert await running == {"batchItemFailures": []}
     assert await _state(store, scope, task_id) == pb.TASK_STATE_COMPLETED
     # A delivery after the task finished does nothing either.
-    late = _receive(sqs, settings.queue_url or "")
+    late = await _receive(sqs, settings.queue_url or "")
     assert await worker.handle_batch([late], lambda: 60.0) == {"batchItemFailures": []}
     assert agent.runs == 1
     stored = await store.get(scope, task_id)
@@ -122,7 +127,7 @@ async def test_two_deliveries_at_once_run_the_agent_once(
     task_id = await _send(settings, store, scope)
     agent = Slow()
     agent.release.set()
-    record = _receive(sqs, settings.queue_url or "")
+    record = await _receive(sqs, settings.queue_url or "")
     workers = [Worker(settings, store, agent) for _ in range(3)]
     results = await asyncio.gather(*(w.handle_batch([record], lambda: 60.0) for w in workers))
     assert results == [{"batchItemFailures": []}] * 3
@@ -134,7 +139,7 @@ async def test_the_worker_budget_ends_the_task_failed_naming_the_limit(
     settings: Settings, store: DynamoDBStore, scope: Scope, sqs: Any
 ) -> None:
     task_id = await _send(settings, store, scope)
-    record = _receive(sqs, settings.queue_url or "")
+    record = await _receive(sqs, settings.queue_url or "")
     agent = Slow()  # never released: the agent would run forever
     started = time.monotonic()
     result = await Worker(settings, store, agent).handle_batch([record], lambda: 0.8)
@@ -152,7 +157,7 @@ async def test_a_poison_message_goes_to_the_dead_letter_queue_and_its_task_fails
 ) -> None:
     task_id = await _send(settings, store, scope)
     queue = settings.queue_url or ""
-    good = _receive(sqs, queue)
+    good = await _receive(sqs, queue)
     sqs.delete_message(QueueUrl=queue, ReceiptHandle=good["receiptHandle"])
     # The same job naming a message the task does not hold: no delivery can succeed.
     poison = json.loads(good["body"])
@@ -160,7 +165,7 @@ async def test_a_poison_message_goes_to_the_dead_letter_queue_and_its_task_fails
     sqs.send_message(QueueUrl=queue, MessageBody=json.dumps(poison))
     worker = Worker(settings, store, Slow())
     for receive in range(1, MAX_RECEIVES + 1):
-        record = _receive(sqs, queue)
+        record = await _receive(sqs, queue)
         assert record["attributes"]["ApproximateReceiveCount"] == str(receive)
         result = await worker.handle_batch([record], lambda: 60.0)
         assert result == {"batchItemFailures": [{"itemIdentifier": record["messageId"]}]}
