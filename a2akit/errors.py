@@ -36,6 +36,7 @@ __all__ = [
     "InvalidRequestError",
     "JSONParseError",
     "MethodNotFoundError",
+    "PermissionDeniedError",
     "PushNotificationNotSupportedError",
     "TaskNotCancelableError",
     "TaskNotFoundError",
@@ -195,6 +196,13 @@ class UnavailableError(A2AError, jsonrpc=-32603, grpc=code_pb2.UNAVAILABLE,
                        message="Service temporarily unavailable, retry later",
                        reason="UNAVAILABLE"):
     """A dependency (the task store) is throttled or down after retries; safe to retry."""
+
+
+class PermissionDeniedError(A2AError, jsonrpc=-32000, grpc=code_pb2.PERMISSION_DENIED,
+                            http=403, message="Permission denied", reason="PERMISSION_DENIED"):
+    """Valid credentials that do not allow this request: a required scope is missing, or the
+    request names a tenant the caller does not belong to (HTTP 403 on JSON-RPC,
+    PERMISSION_DENIED on gRPC). Never used for another caller's task: that does not exist."""
 
 
 CATALOGUE: tuple[type[A2AError], ...] = tuple(A2AError.__subclasses__())

@@ -21,7 +21,7 @@ from google.protobuf import empty_pb2
 from google.protobuf.message import Message
 
 from a2akit.agent import Agent, RequestContext
-from a2akit.auth import ANONYMOUS
+from a2akit.auth import Authenticator
 from a2akit.caller import Call, Headers, resolve_call
 from a2akit.card import input_modes, streaming_enabled
 from a2akit.clock import now, timestamp_ms
@@ -79,35 +79,40 @@ def _trim(task: pb.Task, history_length: int | None, *, artifacts: bool = True) 
 
 class Operations:
     def __init__(self, settings: Settings, store: TaskStore, agent: Agent,
-                 card: pb.AgentCard) -> None:
+                 card: pb.AgentCard, authenticator: Authenticator) -> None:
         self.settings = settings
         self.store = store
         self.agent = agent
         self.card = card
+        self.authenticator = authenticator
         self._required_extensions = [e.uri for e in card.capabilities.extensions if e.required]
         self._supported_extensions = frozenset(e.uri for e in card.capabilities.extensions)
 
     # --- entry points for bindings ------------------------------------------------------------
 
-    def resolve_call(self, headers: Headers, *, verified_principal: str | None = None,
-                     version: str | None = None) -> Call:
-        """The caller of one request (see `a2akit.caller`). Raises VersionNotSupportedError
-        or AuthenticationRequiredError."""
-        return resolve_call(self.settings, self._supported_extensions, headers,
-                            verified_principal=verified_principal, version=version)
+    async def resolve_call(self, headers: Headers, *, verified_principal: str | None = None,
+                           version: str | None = None) -> Call:
+        """The caller of one request (see `a2akit.caller`). Raises VersionNotSupportedError,
+        AuthenticationRequiredError, PermissionDeniedError or UnavailableError."""
+        return await resolve_call(self.authenticator, self._supported_extensions, headers,
+                                  verified_principal=verified_principal, version=version)
 
     async def unary(self, operation: Unary[Req, Res], request: Req, call: Call) -> Res:
         """Run a unary operation. Raises A2AError subclasses only for expected failures."""
-        self._check_call(request, call)
+        self._check_call(operation.name, request, call)
         return await operation.handler(self, request, call)
 
     async def stream(self, operation: Streaming[Req], request: Req, call: Call) -> Events:
         """Validate and start a streaming operation. Errors found before the first event are
         raised here, so a binding can answer them as a plain error response."""
-        self._check_call(request, call)
+        self._check_call(operation.name, request, call)
         return await operation.handler(self, request, call)
 
-    def _check_call(self, request: Message, call: Call) -> None:
+    def _check_call(self, operation: str, request: Message, call: Call) -> None:
+        # Authorization first, before anything is looked up: the operation's scopes, then
+        # the tenant the request names (every request message has one).
+        self.authenticator.authorize(call.identity, operation)
+        call.scope(getattr(request, "tenant", ""))
         for uri in self._required_extensions:
             if uri not in call.extensions:
                 raise ExtensionSupportRequiredError(
@@ -203,7 +208,7 @@ class Operations:
         if request.configuration.HasField("task_push_notification_config"):
             config = pb.TaskPushNotificationConfig()
             config.CopyFrom(request.configuration.task_push_notification_config)
-            config.task_id, config.tenant = outcome.stored.task.id, request.tenant
+            config.task_id, config.tenant = outcome.stored.task.id, scope.tenant
             config.id = config.id or str(uuid.uuid4())
             await self.store.put_push_config(scope, config)
         return outcome.stored
@@ -322,7 +327,7 @@ class Operations:
         await check_webhook_url(request.url)
         config = pb.TaskPushNotificationConfig()
         config.CopyFrom(request)
-        config.id = config.id or str(uuid.uuid4())
+        config.id, config.tenant = config.id or str(uuid.uuid4()), scope.tenant
         await self.store.put_push_config(scope, config)
         return config
 
@@ -363,7 +368,7 @@ class Operations:
                                       call: Call) -> pb.AgentCard:
         if not self.card.capabilities.extended_agent_card:
             raise UnsupportedOperationError("This agent declares no extended agent card")
-        if call.owner == ANONYMOUS:
+        if call.identity.anonymous:
             raise AuthenticationRequiredError("The extended agent card requires authentication")
         extended = getattr(self.agent, "extended_card", None)
         if not isinstance(extended, pb.AgentCard):

@@ -9,6 +9,7 @@ from collections.abc import Coroutine
 from typing import Any
 
 from a2akit.agent import Agent
+from a2akit.auth import Authenticator
 from a2akit.card import build_card
 from a2akit.operations import Operations
 from a2akit.settings import Settings, SettingsError
@@ -55,7 +56,10 @@ def _run_blocking(coroutine: Coroutine[Any, Any, None]) -> None:
 
 
 def build_operations(settings: Settings, store: TaskStore | None = None,
-                     agent: Agent | None = None) -> Operations:
+                     agent: Agent | None = None,
+                     authenticator: Authenticator | None = None) -> Operations:
     agent = agent if agent is not None else load_agent(settings.agent)
+    if authenticator is None:
+        authenticator = Authenticator.from_settings(settings)
     return Operations(settings, store if store is not None else make_store(settings), agent,
-                      build_card(settings, agent))
+                      build_card(settings, agent, authenticator), authenticator)

@@ -92,7 +92,7 @@ class _Binding:
 
     async def call(self, context: Context) -> Call:
         """Version, then caller: the same checks and errors as the JSON-RPC binding."""
-        call = self.ops.resolve_call(_Metadata(context))
+        call = await self.ops.resolve_call(_Metadata(context))
         if call.active_extensions:
             await context.send_initial_metadata(
                 (("a2a-extensions", ",".join(call.active_extensions)),))

@@ -56,10 +56,10 @@ def _error_body(error: A2AError, request_id: _Id) -> dict[str, Any]:
             "error": {"code": error.jsonrpc_code, "message": error.message, "data": data}}
 
 
-def _error_response(error: A2AError, request_id: _Id) -> Response:
+def _error_response(error: A2AError, request_id: _Id, challenge: str) -> Response:
     headers = {}
     if error.http_status == 401:
-        headers["WWW-Authenticate"] = 'Bearer realm="a2a"'
+        headers["WWW-Authenticate"] = challenge  # names the configured schemes
     return Response(_dumps(_error_body(error, request_id)), status_code=error.http_status,
                     media_type=JSON, headers=headers)
 
@@ -68,6 +68,7 @@ class _JsonRpc:
     def __init__(self, operations: Operations) -> None:
         self.ops = operations
         self.limit = operations.settings.max_request_bytes
+        self.challenge = operations.authenticator.challenge
 
     async def _body(self, request: Request) -> bytes:
         too_big = InvalidRequestError(f"Request body exceeds the limit of {self.limit} bytes",
@@ -108,7 +109,7 @@ class _JsonRpc:
                 raise MethodNotFoundError(f"Method not found: {method}",
                                           metadata={"method": method})
             message = from_json(payload.get("params"), operation.request)
-            call = self.ops.resolve_call(
+            call = await self.ops.resolve_call(
                 request.headers, verified_principal=platform_principal(request.scope.get(
                     "aws.event")), version=request.query_params.get("A2A-Version"))
             headers = ({"A2A-Extensions": ",".join(call.active_extensions)}
@@ -122,10 +123,10 @@ class _JsonRpc:
                 **headers, "Cache-Control": "no-store", "X-Accel-Buffering": "no"},
                 media_type="text/event-stream")
         except A2AError as error:
-            return _error_response(error, request_id)
+            return _error_response(error, request_id, self.challenge)
         except Exception:
             log.exception("unexpected failure in JSON-RPC request")
-            return _error_response(InternalError(), request_id)
+            return _error_response(InternalError(), request_id, self.challenge)
 
     async def _sse(self, events: AsyncIterator[pb.StreamResponse],
                    request_id: _Id) -> AsyncIterator[bytes]:
