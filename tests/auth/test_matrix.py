@@ -32,7 +32,13 @@ from tests.auth import aws
 from tests.auth.conftest import Clock
 from tests.auth.headers import Headers
 from tests.auth.issuer import AUDIENCE, SCOPE, Issuer
-from tests.auth.transports import TRANSPORTS, Outcome, Transport, open_transport
+from tests.auth.transports import (
+    TRANSPORTS,
+    JsonRpcTransport,
+    Outcome,
+    Transport,
+    open_transport,
+)
 
 RIGHT, REVOKED, WRONG = new_key(), new_key(), new_key()
 OK, UNAUTHENTICATED, DENIED = None, "UNAUTHENTICATED", "PERMISSION_DENIED"
@@ -187,7 +193,8 @@ def test_credentials_win_over_the_platform_identity(kind: str, issuer: Issuer,
     credentials come with the request, and never rescues bad ones."""
     ops = core(issuer, moto_endpoint, clock)
     lambda_door, grpc_door = open_transport(kind, ops), open_transport("grpc", ops)
-    client: Any = getattr(lambda_door, "_client")
+    assert isinstance(lambda_door, JsonRpcTransport)
+    client: Any = lambda_door.client
     client.authorizer = ({"jwt": {"claims": {"sub": "user-1"}, "scopes": []}}
                          if kind == "apigw_http_v2" else
                          {"iam": {"userArn": "arn:aws:iam::111111111111:user/someone"}})

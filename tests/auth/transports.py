@@ -65,7 +65,7 @@ class JsonRpcTransport:
             # Mangum runs each invocation on the thread's event loop, as in a Lambda container.
             self._loop = asyncio.new_event_loop()
             asyncio.set_event_loop(self._loop)
-        self._client: JsonRpcClient = make_client(kind, create_app(ops))
+        self.client: JsonRpcClient = make_client(kind, create_app(ops))
         self._ids = iter(range(1, 1_000_000))
 
     def call(self, method: str, request: Message, headers: dict[str, str]) -> Outcome:
@@ -73,7 +73,7 @@ class JsonRpcTransport:
             asyncio.set_event_loop(self._loop)
         body = {"jsonrpc": "2.0", "id": next(self._ids), "method": method,
                 "params": to_json(request)}
-        reply = self._client.post(json.dumps(body).encode(),
+        reply = self.client.post(json.dumps(body).encode(),
                                   {"A2A-Version": "1.0", **headers})
         text = reply.body.decode()
         challenge = reply.headers.get("www-authenticate")
@@ -94,7 +94,7 @@ class JsonRpcTransport:
         return Outcome(None, reply.status, text, from_json(payload["result"], operation.response))
 
     def close(self) -> None:
-        self._client.close()
+        self.client.close()
         if self._loop is not None:
             _drain(self._loop)
             asyncio.set_event_loop(None)
