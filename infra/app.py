@@ -11,7 +11,7 @@ from aws_cdk import App, Environment, Validations
 from cdk_nag import AwsSolutionsChecks
 
 from .bundle import DEFAULT_DIR, build_bundle
-from .config import DeployConfig
+from .config import AUTH, DeployConfig
 from .stack import A2AStack
 
 __all__ = ["build_app"]
@@ -23,7 +23,7 @@ def build_app(app: App | None = None, *, lambda_bundle: str | None = None) -> Ap
     config = DeployConfig.from_context(app.node.try_get_context)
     bundle = lambda_bundle or config.lambda_bundle
     if bundle is None:
-        build_bundle(DEFAULT_DIR)
+        build_bundle(DEFAULT_DIR, jwt=config.auth == AUTH.JWT)
         bundle = str(DEFAULT_DIR)
     # Context wins; otherwise the CLI's own profile (CDK_DEFAULT_*), as `cdk` sets them.
     env = Environment(
