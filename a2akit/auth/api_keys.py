@@ -22,7 +22,6 @@ Make a key and its record: `python -m a2akit.auth.api_keys PRINCIPAL [--tenant T
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import dataclasses
@@ -118,10 +117,10 @@ class ApiKeyScheme:
         """Raises SettingsError when the inline `A2A_API_KEYS` does not parse (an AWS
         source is read at the first request instead)."""
         load, name = _source(settings, aws_client)
-        if settings.api_keys:
-            load()  # refuse a bad inline list at start, not at the first request
         records = Reloading(load, name=name, max_age=settings.api_keys_max_age_seconds,
                             min_interval=settings.auth_refresh_seconds, clock=clock)
+        if settings.api_keys:
+            records.get()  # no I/O: a bad inline list is refused at start, not at a request
         return cls(settings.api_key_header, records)
 
     def credential(self, headers: Headers) -> str | None:
@@ -242,6 +241,8 @@ def _aws_errors(origin: str) -> Iterator[None]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    import argparse  # the command line only: not on the request path's imports
+
     parser = argparse.ArgumentParser(
         description="Make an API key; print the key (give it to the caller, once) and the "
                     "record to add to the key list (the only thing the kit stores).")
