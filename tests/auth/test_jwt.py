@@ -4,10 +4,17 @@ no refetch storm, an issuer that is down or slow, discovery, tenants and scopes.
 from __future__ import annotations
 
 import asyncio
+import base64
+import contextlib
+import json
 import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
+import jwt
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from a2akit.auth import Authenticator, Identity
 from a2akit.errors import (
@@ -169,10 +176,56 @@ async def test_garbage_is_refused_not_crashed(issuer: Issuer, clock: Clock, toke
 async def test_a_key_is_used_only_for_its_own_algorithm(issuer: Issuer, clock: Clock) -> None:
     # k1 is published with alg RS256; a PS256 token under k1 is refused even though PS256
     # is allowed and the key would fit it.
-    import jwt
-
     token = jwt.encode(issuer.claims(), issuer.keys["k1"], algorithm="PS256",
                        headers={"kid": "k1"})
     auth = _authenticator(issuer, clock, jwt_algorithms=("RS256", "PS256"))
     with pytest.raises(AuthenticationRequiredError, match="another algorithm"):
         await _owner(auth, token)
+
+
+# --- tokens of any shape -------------------------------------------------------------------
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,
+                                                                max_size=3),
+    max_leaves=6)
+_CLAIMS = st.dictionaries(
+    st.sampled_from(["iss", "aud", "sub", "exp", "nbf", "iat", "client_id", "scope", "scp",
+                     "tenants"]), _JSON, max_size=10)
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+@pytest.fixture
+def checker(issuer: Issuer) -> Iterator[Callable[[str], None]]:
+    """Authenticates a token on one event loop; only the two auth errors may come out."""
+    auth = _authenticator(issuer, Clock(), jwt_tenant_claim="tenants",
+                          jwt_algorithms=("RS256", "ES256"))
+    loop = asyncio.new_event_loop()
+
+    def check(token: str) -> None:
+        with contextlib.suppress(AuthenticationRequiredError, PermissionDeniedError):
+            loop.run_until_complete(auth.authenticate(bearer(token)))
+
+    yield check
+    loop.close()
+
+
+@settings(max_examples=100, derandomize=True, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(claims=_CLAIMS, header=st.dictionaries(st.sampled_from(["alg", "kid", "typ", "crit"]),
+                                              _JSON, max_size=4),
+       signed=st.booleans(), signature=st.binary(max_size=64))
+def test_tokens_of_any_shape_get_an_answer_not_a_crash(
+        checker: Callable[[str], None], issuer: Issuer, claims: dict[str, Any],
+        header: dict[str, Any], signed: bool, signature: bytes) -> None:
+    if signed:  # a real signature by the issuer's key over arbitrary claims
+        token = jwt.PyJWS().encode(json.dumps(claims).encode(), issuer.keys["k1"],
+                                   algorithm="RS256", headers={"kid": "k1"})
+    else:
+        parts = [json.dumps(header).encode(), json.dumps(claims).encode(), signature]
+        token = ".".join(_b64(part) for part in parts)
+    checker(token)
