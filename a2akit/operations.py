@@ -42,6 +42,7 @@ from a2akit.runner import Duplicate, Replied, Run, Started
 from a2akit.settings import Settings
 from a2akit.states import apply_event, closes_stream, is_terminal, status_event
 from a2akit.store.base import Scope, StoredTask, TaskQuery, TaskStore
+from a2akit.store.cursor import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MIN_PAGE_SIZE
 from a2akit.validation import check_history_length, check_required
 from a2akit.webhooks import check_webhook_url
 
@@ -257,10 +258,11 @@ class Operations:
 
     async def list_tasks(self, request: pb.ListTasksRequest, call: Call) -> pb.ListTasksResponse:
         history = check_history_length(request)
-        page_size = request.page_size if request.HasField("page_size") else 50
-        if not 1 <= page_size <= 100:
-            raise InvalidParamsError("pageSize must be between 1 and 100",
-                                     violations=[("page_size", "must be between 1 and 100")])
+        page_size = request.page_size if request.HasField("page_size") else DEFAULT_PAGE_SIZE
+        if not MIN_PAGE_SIZE <= page_size <= MAX_PAGE_SIZE:
+            bounds = f"between {MIN_PAGE_SIZE} and {MAX_PAGE_SIZE}"
+            raise InvalidParamsError(f"pageSize must be {bounds}",
+                                     violations=[("page_size", f"must be {bounds}")])
         if request.status not in pb.TaskState.values():
             raise InvalidParamsError("status is not a TaskState",
                                      violations=[("status", "unknown task state")])

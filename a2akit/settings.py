@@ -7,13 +7,17 @@ The names below are the kit's public interface (DESIGN.md); infra/ imports them 
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import TypeVar
 from urllib.parse import urlsplit
 
 __all__ = ["ALL_OPERATIONS", "ENV", "JWT_ALGORITHMS", "Settings", "SettingsError",
            "check_fetch_url"]
+
+N = TypeVar("N", int, float)
 
 
 class SettingsError(ValueError):
@@ -131,7 +135,7 @@ class Settings:
             grpc_address=_grpc_address(env.get(ENV.GRPC_ADDRESS)),
             allow_anonymous=_bool(env, ENV.ALLOW_ANONYMOUS),
             bearer_tokens=_tokens(env.get(ENV.BEARER_TOKENS, "")),
-            grpc_port=_int(env, ENV.GRPC_PORT, cls.grpc_port, minimum=0),
+            grpc_port=_int(env, ENV.GRPC_PORT, cls.grpc_port, minimum=0, maximum=65535),
             max_request_bytes=_int(env, ENV.MAX_REQUEST_BYTES, cls.max_request_bytes, minimum=1024),
             push_notifications=_bool(env, ENV.PUSH_NOTIFICATIONS),
             extended_agent_card=_bool(env, ENV.EXTENDED_AGENT_CARD),
@@ -171,30 +175,35 @@ def _bool(env: Mapping[str, str], name: str) -> bool:
     raise SettingsError(f"{name} must be true or false, not {value!r}")
 
 
-def _int(env: Mapping[str, str], name: str, default: int, *, minimum: int) -> int:
-    raw = env.get(name)
-    if not raw:
+def _int(env: Mapping[str, str], name: str, default: int, *, minimum: int,
+         maximum: int | None = None) -> int:
+    value = _number(env, name, int, "an integer")
+    if value is None:
         return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise SettingsError(f"{name} must be an integer, not {raw!r}") from None
     if value < minimum:
         raise SettingsError(f"{name} must be at least {minimum}, not {value}")
+    if maximum is not None and value > maximum:
+        raise SettingsError(f"{name} must be at most {maximum}, not {value}")
     return value
 
 
 def _float(env: Mapping[str, str], name: str) -> float | None:
+    value = _number(env, name, float, "a number of seconds")
+    if value is not None and (not math.isfinite(value) or value <= 0):
+        raise SettingsError(f"{name} must be a positive, finite number, not {env[name]!r}")
+    return value
+
+
+def _number(env: Mapping[str, str], name: str, convert: Callable[[str], N],
+            what: str) -> N | None:
+    """The variable converted, None when unset or empty; names it when it does not convert."""
     raw = env.get(name)
     if not raw:
         return None
     try:
-        value = float(raw)
+        return convert(raw)
     except ValueError:
-        raise SettingsError(f"{name} must be a number of seconds, not {raw!r}") from None
-    if value <= 0:
-        raise SettingsError(f"{name} must be positive, not {raw!r}")
-    return value
+        raise SettingsError(f"{name} must be {what}, not {raw!r}") from None
 
 
 _LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
@@ -215,6 +224,8 @@ def _tokens(raw: str) -> dict[str, str]:
         owner, sep, token = item.partition("=")
         if not sep or not owner or not token:
             raise SettingsError(f"{ENV.BEARER_TOKENS} entries must look like owner=token")
+        if token in tokens and tokens[token] != owner:
+            raise SettingsError(f"{ENV.BEARER_TOKENS} gives one token to two owners")
         tokens[token] = owner
     return tokens
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from grpc_support import V1, Harness, send_request
 
 from a2akit.generated import a2a_pb2 as pb
+from tests.support.harness import GrpcHarness as Harness
+from tests.support.messages import V1, send_request
 
 pytestmark = pytest.mark.anyio
 

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import grpc
 import pytest
-from grpc_support import V1, Harness, Start, failure, send_request
 
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.settings import Settings
 from grpc_service.server import SERVICE_NAME, serve
+from tests.support.errors import grpc_failure as failure
+from tests.support.harness import GrpcHarness as Harness
+from tests.support.harness import Start
+from tests.support.messages import V1, send_request
 
 pytestmark = pytest.mark.anyio
 

@@ -3,7 +3,9 @@ fed API Gateway HTTP API (payload 2.0) and Lambda Function URL events."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import contextlib
 import copy
 import json
 import pathlib
@@ -145,12 +147,20 @@ def make_client(kind: str, app: Starlette) -> Client:
 KINDS = ["asgi", "apigw_http_v2", "function_url"]
 
 
-def user_message(text: str = "hello", message_id: str | None = None,
-                 **fields: Any) -> dict[str, Any]:
-    import uuid
-
-    return {"messageId": message_id or str(uuid.uuid4()), "role": "ROLE_USER",
-            "parts": [{"text": text}], **fields}
+@contextlib.contextmanager
+def lambda_event_loop() -> Iterator[asyncio.AbstractEventLoop]:
+    """The event loop a Lambda client's invocations run on, as in one Lambda container: set as
+    current for Mangum, and closed on exit with whatever the invocations left running."""
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        yield loop
+    finally:
+        for task in asyncio.all_tasks(loop):
+            task.cancel()
+        loop.run_until_complete(asyncio.sleep(0))
+        loop.close()
+        asyncio.set_event_loop(None)
 
 
 def iter_kinds() -> Iterator[str]:
