@@ -88,6 +88,7 @@ def _secret(endpoint: str, document: str) -> tuple[Any, str]:
     return client, name
 
 
+@pytest.mark.slow  # a moto server
 async def test_secrets_manager_revocation_and_new_keys(moto_endpoint: str,
                                                        clock: Clock) -> None:
     client, name = _secret(moto_endpoint, _records(alice=ALICE, bob=BOB))
@@ -110,6 +111,7 @@ async def test_secrets_manager_revocation_and_new_keys(moto_endpoint: str,
     assert await _owner(auth, ALICE) == "key:alice"
 
 
+@pytest.mark.slow  # a moto server
 async def test_ssm_parameter(moto_endpoint: str, clock: Clock) -> None:
     client = aws.client("ssm", moto_endpoint)
     name = f"/a2a/keys/{uuid.uuid4()}"
@@ -121,6 +123,7 @@ async def test_ssm_parameter(moto_endpoint: str, clock: Clock) -> None:
     assert (identity.owner, identity.tenants) == ("key:alice", ("acme",))
 
 
+@pytest.mark.slow  # a moto server
 async def test_source_failures_are_unavailable_and_leak_nothing(
         moto_endpoint: str, clock: Clock, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)

@@ -11,6 +11,8 @@ import pytest
 
 from a2akit.settings import ENV
 
+pytestmark = pytest.mark.slow  # fresh interpreters
+
 HEAVY = ("jwt", "cryptography", "boto3", "botocore")
 ISSUER = {ENV.JWT_ISSUER: "https://issuer.example", ENV.JWT_AUDIENCE: "agent"}
 

@@ -40,6 +40,8 @@ from tests.auth.transports import (
     open_transport,
 )
 
+pytestmark = pytest.mark.slow  # a moto server holds the API keys
+
 RIGHT, REVOKED, WRONG = new_key(), new_key(), new_key()
 OK, UNAUTHENTICATED, DENIED = None, "UNAUTHENTICATED", "PERMISSION_DENIED"
 STATUS = {  # (HTTP status on JSON-RPC, gRPC code)

@@ -19,6 +19,8 @@ from infra.bundle import JWT_REQUIREMENTS
 from infra.config import ConfigError, DeployConfig
 from infra.stack import PROJECT_ROOT
 
+pytestmark = pytest.mark.slow
+
 Synth = Callable[..., tuple[Any, Template, Path]]
 _IGNORED_LINT_CHECKS = ["W3005", "W3010"]
 
