@@ -38,7 +38,7 @@ from a2akit.runner import Run
 from a2akit.settings import Settings
 from a2akit.states import ends_stream, is_terminal
 from a2akit.store.base import Scope, StoredTask, TaskQuery, TaskStore, VersionConflictError
-from a2akit.validation import check_history_length, check_required
+from a2akit.validation import check_history_length, check_request
 from a2akit.webhooks import check_webhook_url
 
 __all__ = ["OPERATIONS", "Call", "Operation", "Operations"]
@@ -123,7 +123,7 @@ class Operations:
             if uri not in call.extensions:
                 raise ExtensionSupportRequiredError(
                     f"This agent requires the extension {uri}", metadata={"extension": uri})
-        check_required(request)
+        check_request(request)
 
     # --- messages -------------------------------------------------------------------------------
 

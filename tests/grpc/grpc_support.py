@@ -42,14 +42,14 @@ Start = Callable[..., Awaitable[Harness]]
 
 @pytest.fixture
 async def start() -> AsyncIterator[Start]:
-    """start(agent=..., **settings) -> a running server with a connected stub."""
+    """start(agent=..., store=..., **settings) -> a running server with a connected stub."""
     running: list[Harness] = []
 
-    async def _start(agent: Any = echo_agent, **overrides: Any) -> Harness:
+    async def _start(agent: Any = echo_agent, store: Any = None, **overrides: Any) -> Harness:
         values: dict[str, Any] = {"allow_anonymous": True, "push_notifications": True}
         values.update(overrides)
         settings = Settings(**values)
-        ops = build_operations(settings, store=MemoryStore(), agent=agent)
+        ops = build_operations(settings, store=store or MemoryStore(), agent=agent)
         server, port = await serve(settings, ops, port=0, host="127.0.0.1")
         channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
         harness = Harness(server, port, channel, a2a_pb2_grpc.A2AServiceStub(channel), ops)
