@@ -3,6 +3,7 @@ fed API Gateway HTTP API (payload 2.0) and Lambda Function URL events."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import copy
 import json
@@ -13,6 +14,12 @@ from typing import Any
 from mangum import Mangum
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
+
+from a2akit.examples.echo import EchoAgent
+from a2akit.runtime import build_operations
+from a2akit.settings import Settings
+from a2akit.store.memory import MemoryStore
+from handlers.jsonrpc_app import create_app
 
 EVENTS = pathlib.Path(__file__).parent.parent / "events"
 V1 = {"A2A-Version": "1.0"}
@@ -106,7 +113,11 @@ class LambdaClient(Client):
         event["rawPath"] = event["requestContext"]["http"]["path"] = path
         event["requestContext"]["http"]["method"] = method
         event["headers"].update({k.lower(): v for k, v in headers.items()})
-        event["body"] = body.decode()
+        try:
+            event["body"] = body.decode()
+        except UnicodeDecodeError:
+            # API Gateway hands a body that is not UTF-8 text over base64-encoded.
+            event["body"], event["isBase64Encoded"] = base64.b64encode(body).decode(), True
         if self.authorizer is not None:
             event["requestContext"]["authorizer"] = self.authorizer
         response = self.handler(event, _Context())
@@ -143,6 +154,29 @@ def make_client(kind: str, app: Starlette) -> Client:
 
 
 KINDS = ["asgi", "apigw_http_v2", "function_url"]
+ANON = Settings(allow_anonymous=True, push_notifications=True)
+
+
+def serve(kind: str, agent: Any = None, settings: Settings = ANON,
+          store: Any = None) -> Iterator[Client]:
+    """One client of `kind` over a fresh core; the Lambda kinds get their own event loop,
+    as each Lambda container has one."""
+    loop = None
+    if kind != "asgi":
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+    ops = build_operations(settings, store or MemoryStore(), agent or EchoAgent())
+    client = make_client(kind, create_app(ops))
+    try:
+        yield client
+    finally:
+        client.close()
+        if loop is not None:
+            for task in asyncio.all_tasks(loop):
+                task.cancel()
+            loop.run_until_complete(asyncio.sleep(0))
+            loop.close()
+            asyncio.set_event_loop(None)
 
 
 def user_message(text: str = "hello", message_id: str | None = None,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import subprocess
 import sys
@@ -17,13 +16,8 @@ from a2akit.examples.cancellable import CountingAgent
 from a2akit.examples.echo import EchoAgent
 from a2akit.examples.input_required import GreeterAgent
 from a2akit.examples.streaming import StreamingAgent
-from a2akit.runtime import build_operations
 from a2akit.settings import Settings
-from a2akit.store.memory import MemoryStore
-from handlers.jsonrpc_app import create_app
-from tests.jsonrpc.client import KINDS, Client, LambdaClient, make_client, user_message
-
-ANON = Settings(allow_anonymous=True, push_notifications=True)
+from tests.jsonrpc.client import ANON, KINDS, Client, LambdaClient, serve, user_message
 
 
 @pytest.fixture(params=KINDS)
@@ -32,22 +26,7 @@ def kind(request: pytest.FixtureRequest) -> str:
 
 
 def _client(kind: str, agent: Any = None, settings: Settings = ANON) -> Iterator[Client]:
-    loop = None
-    if kind != "asgi":
-        loop = asyncio.new_event_loop()
-        asyncio.set_event_loop(loop)
-    ops = build_operations(settings, MemoryStore(), agent or EchoAgent())
-    client = make_client(kind, create_app(ops))
-    try:
-        yield client
-    finally:
-        client.close()
-        if loop is not None:
-            for task in asyncio.all_tasks(loop):
-                task.cancel()
-            loop.run_until_complete(asyncio.sleep(0))
-            loop.close()
-            asyncio.set_event_loop(None)
+    yield from serve(kind, agent, settings)
 
 
 @pytest.fixture
@@ -387,8 +366,8 @@ def test_missing_version_header_means_0_3(rpc: Client) -> None:
     assert reply.status == 200 and reply.json()["error"]["code"] == -32009
 
 
-@pytest.mark.parametrize("version", ["1.0", "1.1", "1.0.3"])
-def test_1x_versions_accepted(rpc: Client, version: str) -> None:
+@pytest.mark.parametrize("version", ["1.0", "1.0.0", "1.0.3"])
+def test_1_0_versions_accepted(rpc: Client, version: str) -> None:
     assert rpc.error("GetTask", {"id": "x"}, headers={"A2A-Version": version})["code"] == -32001
 
 
