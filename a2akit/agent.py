@@ -29,6 +29,7 @@ from typing import Protocol, runtime_checkable
 from google.protobuf import struct_pb2
 
 from a2akit.generated import a2a_pb2 as pb
+from a2akit.states import status_event
 from a2akit.store.base import Scope
 
 __all__ = ["Agent", "RequestContext", "TaskHandle", "TaskSink", "text_message"]
@@ -141,5 +142,4 @@ class TaskHandle:
         if text:
             status.message.CopyFrom(text_message(text, context_id=self.context_id,
                                                  task_id=self.task_id))
-        self._sink.emit(pb.StreamResponse(status_update=pb.TaskStatusUpdateEvent(
-            task_id=self.task_id, context_id=self.context_id, status=status)))
+        self._sink.emit(status_event(self.task_id, self.context_id, status))

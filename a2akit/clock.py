@@ -1,12 +1,17 @@
-"""Time, one place: status timestamps at millisecond precision and their integer form."""
+"""Time, one place: status timestamps at millisecond precision, their integer form, and the
+write clock that orders writes sharing a millisecond."""
 
 from __future__ import annotations
 
+import threading
 import time
 
 from google.protobuf import timestamp_pb2
 
-__all__ = ["now", "timestamp_ms"]
+__all__ = ["now", "timestamp_ms", "write_ns"]
+
+_write_lock = threading.Lock()
+_last_write_ns = 0
 
 
 def now() -> timestamp_pb2.Timestamp:
@@ -18,3 +23,15 @@ def now() -> timestamp_pb2.Timestamp:
 def timestamp_ms(stamp: timestamp_pb2.Timestamp) -> int:
     """Milliseconds since the epoch: how stores index status times and ListTasks filters."""
     return stamp.seconds * 1000 + stamp.nanos // 1_000_000
+
+
+def write_ns() -> int:
+    """Wall-clock nanoseconds since the epoch, strictly increasing within this process.
+
+    The wall clock (not `time.monotonic_ns`) so that stamps from several processes are
+    comparable at all; the bump past the last stamp so that two writes never tie, even when
+    the clock is coarse or steps back."""
+    global _last_write_ns
+    with _write_lock:
+        _last_write_ns = max(time.time_ns(), _last_write_ns + 1)
+        return _last_write_ns

@@ -6,7 +6,9 @@
     └── AuthenticationRequiredError   missing or invalid credentials (not an A2A error)
 
 Each class is one row of the table: its JSON-RPC code, its gRPC status code (numbers from
-google.rpc.Code, so the core needs no grpc import), its HTTP status and default message.
+google.rpc.Code, so the core needs no grpc import), the HTTP status the JSON-RPC binding
+answers with (200 for every error a JSON-RPC error object describes; 401 where HTTP
+authentication needs it) and its default message.
 The ErrorInfo reason is the class name minus ``Error`` in UPPER_SNAKE_CASE unless a row names
 one. Bindings render errors only through `to_status()`; reverse maps derive from `CATALOGUE`.
 """
@@ -61,8 +63,8 @@ class A2AError(Exception):
         *,
         jsonrpc: int,
         grpc: int,
-        http: int,
         message: str,
+        http: int = 200,
         reason: str | None = None,
         **kwargs: object,
     ) -> None:
@@ -122,47 +124,47 @@ _FP = code_pb2.FAILED_PRECONDITION
 # --- A2A errors (bindings.md 2.3) ---------------------------------------------------------
 
 
-class TaskNotFoundError(A2AError, jsonrpc=-32001, grpc=code_pb2.NOT_FOUND, http=404,
+class TaskNotFoundError(A2AError, jsonrpc=-32001, grpc=code_pb2.NOT_FOUND,
                         message="Task not found"):
     """The task (or push config) is missing, expired, or not visible to the caller."""
 
 
-class TaskNotCancelableError(A2AError, jsonrpc=-32002, grpc=_FP, http=400,
+class TaskNotCancelableError(A2AError, jsonrpc=-32002, grpc=_FP,
                              message="Task cannot be canceled"):
     """CancelTask on a terminal task."""
 
 
-class PushNotificationNotSupportedError(A2AError, jsonrpc=-32003, grpc=_FP, http=400,
+class PushNotificationNotSupportedError(A2AError, jsonrpc=-32003, grpc=_FP,
                                         message="Push Notification is not supported"):
     """A push-config operation while the capability is off."""
 
 
-class UnsupportedOperationError(A2AError, jsonrpc=-32004, grpc=_FP, http=400,
+class UnsupportedOperationError(A2AError, jsonrpc=-32004, grpc=_FP,
                                 message="This operation is not supported"):
     """Streaming or extended card off, a message to or subscription on a terminal task."""
 
 
 class ContentTypeNotSupportedError(A2AError, jsonrpc=-32005, grpc=code_pb2.INVALID_ARGUMENT,
-                                   http=400, message="Incompatible content types"):
+                                   message="Incompatible content types"):
     """A part's media type is not one the agent accepts."""
 
 
-class InvalidAgentResponseError(A2AError, jsonrpc=-32006, grpc=code_pb2.INTERNAL, http=500,
+class InvalidAgentResponseError(A2AError, jsonrpc=-32006, grpc=code_pb2.INTERNAL,
                                 message="Invalid agent response"):
     """The agent broke the contract of the method (e.g. an event after a terminal state)."""
 
 
-class ExtendedAgentCardNotConfiguredError(A2AError, jsonrpc=-32007, grpc=_FP, http=400,
+class ExtendedAgentCardNotConfiguredError(A2AError, jsonrpc=-32007, grpc=_FP,
                                           message="Authenticated Extended Card is not configured"):
     """The card declares an extended card but the agent has none."""
 
 
-class ExtensionSupportRequiredError(A2AError, jsonrpc=-32008, grpc=_FP, http=400,
+class ExtensionSupportRequiredError(A2AError, jsonrpc=-32008, grpc=_FP,
                                     message="Extension support required"):
     """The agent requires an extension the client did not activate."""
 
 
-class VersionNotSupportedError(A2AError, jsonrpc=-32009, grpc=_FP, http=400,
+class VersionNotSupportedError(A2AError, jsonrpc=-32009, grpc=_FP,
                                message="Version not supported"):
     """The requested A2A version (missing means 0.3) is not served here."""
 
@@ -170,27 +172,27 @@ class VersionNotSupportedError(A2AError, jsonrpc=-32009, grpc=_FP, http=400,
 # --- JSON-RPC standard errors (bindings.md 2.4); reasons as the reference SDK names them ---
 
 
-class JSONParseError(A2AError, jsonrpc=-32700, grpc=code_pb2.INVALID_ARGUMENT, http=400,
+class JSONParseError(A2AError, jsonrpc=-32700, grpc=code_pb2.INVALID_ARGUMENT,
                      message="Invalid JSON payload", reason="PARSE_ERROR"):
     """The body is not valid JSON."""
 
 
-class InvalidRequestError(A2AError, jsonrpc=-32600, grpc=code_pb2.INVALID_ARGUMENT, http=400,
+class InvalidRequestError(A2AError, jsonrpc=-32600, grpc=code_pb2.INVALID_ARGUMENT,
                           message="Request payload validation error", reason="INVALID_REQUEST"):
     """Not a JSON-RPC 2.0 request object (or a batch, or over the size limit)."""
 
 
-class MethodNotFoundError(A2AError, jsonrpc=-32601, grpc=code_pb2.UNIMPLEMENTED, http=404,
+class MethodNotFoundError(A2AError, jsonrpc=-32601, grpc=code_pb2.UNIMPLEMENTED,
                           message="Method not found", reason="METHOD_NOT_FOUND"):
     """Not one of the eleven A2A 1.0 operations."""
 
 
-class InvalidParamsError(A2AError, jsonrpc=-32602, grpc=code_pb2.INVALID_ARGUMENT, http=400,
+class InvalidParamsError(A2AError, jsonrpc=-32602, grpc=code_pb2.INVALID_ARGUMENT,
                          message="Invalid parameters", reason="INVALID_PARAMS"):
     """The request does not parse, misses REQUIRED fields, or has out-of-range values."""
 
 
-class InternalError(A2AError, jsonrpc=-32603, grpc=code_pb2.INTERNAL, http=500,
+class InternalError(A2AError, jsonrpc=-32603, grpc=code_pb2.INTERNAL,
                     message="Internal error", reason="INTERNAL_ERROR"):
     """An unexpected failure; details are logged, never sent."""
 
@@ -201,7 +203,7 @@ class AuthenticationRequiredError(A2AError, jsonrpc=-32000, grpc=code_pb2.UNAUTH
     """Missing or invalid credentials (HTTP 401 on JSON-RPC, UNAUTHENTICATED on gRPC)."""
 
 
-class UnavailableError(A2AError, jsonrpc=-32603, grpc=code_pb2.UNAVAILABLE, http=503,
+class UnavailableError(A2AError, jsonrpc=-32603, grpc=code_pb2.UNAVAILABLE,
                        message="Service temporarily unavailable, retry later",
                        reason="UNAVAILABLE"):
     """A dependency (the task store) is throttled or down after retries; safe to retry.

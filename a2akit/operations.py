@@ -1,27 +1,31 @@
 """The eleven A2A operations, binding-independent.
 
-Bindings decode a request into its protobuf message, call `unary()` or `stream()` with the
-rpc name, and encode what comes back. `OPERATIONS` is derived from the service descriptor,
-so the list of operations exists once, in the proto.
+A binding resolves the caller once (`Operations.resolve_call`), decodes the request into the
+protobuf type its `Operation` entry names, and calls `unary()` or `stream()` with the entry;
+it encodes whatever comes back. `OPERATIONS` pairs each rpc of the service with its request
+type, response type and handler, and is checked against the service descriptor at import,
+so the list of operations cannot drift from the proto.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import dataclasses
-import re
+import hashlib
 import uuid
-from collections.abc import AsyncIterator, Callable
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, Generic, TypeVar
 
 from google.protobuf import empty_pb2
 from google.protobuf.message import Message
-from google.protobuf.message_factory import GetMessageClass
 
 from a2akit.agent import Agent, RequestContext
 from a2akit.auth import ANONYMOUS
+from a2akit.caller import Call, Headers, resolve_call
 from a2akit.card import input_modes, streaming_enabled
 from a2akit.clock import now, timestamp_ms
+from a2akit.conflicts import retry_on_conflict
 from a2akit.errors import (
     AuthenticationRequiredError,
     ContentTypeNotSupportedError,
@@ -34,48 +38,31 @@ from a2akit.errors import (
     UnsupportedOperationError,
 )
 from a2akit.generated import a2a_pb2 as pb
-from a2akit.runner import Run
+from a2akit.runner import Duplicate, Replied, Run, Started
 from a2akit.settings import Settings
-from a2akit.states import ends_stream, is_terminal
-from a2akit.store.base import Scope, StoredTask, TaskQuery, TaskStore, VersionConflictError
+from a2akit.states import apply_event, closes_stream, is_terminal, status_event
+from a2akit.store.base import Scope, StoredTask, TaskQuery, TaskStore
+from a2akit.store.cursor import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MIN_PAGE_SIZE
 from a2akit.validation import check_history_length, check_request
 from a2akit.webhooks import check_webhook_url
 
-__all__ = ["OPERATIONS", "Call", "Operation", "Operations"]
+__all__ = ["OPERATIONS", "Operation", "Operations", "Streaming", "Unary"]
 
-
-@dataclasses.dataclass(frozen=True)
-class Operation:
-    name: str  # the rpc name, which is also the JSON-RPC method name
-    request: type[Message]
-    streaming: bool
-    attribute: str  # the Operations method implementing it
-
-
-def _snake(name: str) -> str:
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
-
-
-OPERATIONS: dict[str, Operation] = {
-    method.name: Operation(method.name, GetMessageClass(method.input_type),
-                           method.server_streaming, _snake(method.name))
-    for method in pb.DESCRIPTOR.services_by_name["A2AService"].methods
-}
-
-
-@dataclasses.dataclass(frozen=True)
-class Call:
-    """The caller of one request, as the binding resolved it."""
-
-    owner: str
-    extensions: tuple[str, ...] = ()
-
-    def scope(self, tenant: str) -> Scope:
-        return Scope(tenant=tenant, owner=self.owner)
+Req = TypeVar("Req", bound=Message)
+Res = TypeVar("Res", bound=Message)
+Events = AsyncIterator[pb.StreamResponse]
 
 
 def _not_found(task_id: str) -> TaskNotFoundError:
     return TaskNotFoundError(metadata={"taskId": task_id})
+
+
+def message_claim(message: pb.Message) -> str:
+    """The idempotency key of a message as the client sent it: its id plus a digest of the
+    whole message (content, task and context ids). Only a true repeat has the same key and
+    is a duplicate; another message under a used id is processed as the new message it is."""
+    digest = hashlib.blake2b(message.SerializeToString(deterministic=True), digest_size=16)
+    return f"{message.message_id}#{base64.urlsafe_b64encode(digest.digest()).decode()[:22]}"
 
 
 def _trim(task: pb.Task, history_length: int | None, *, artifacts: bool = True) -> pb.Task:
@@ -99,24 +86,27 @@ class Operations:
         self.agent = agent
         self.card = card
         self._required_extensions = [e.uri for e in card.capabilities.extensions if e.required]
+        self._supported_extensions = frozenset(e.uri for e in card.capabilities.extensions)
 
     # --- entry points for bindings ------------------------------------------------------------
 
-    async def unary(self, name: str, request: Message, call: Call) -> Message:
-        """Run a unary operation. Raises A2AError subclasses only for expected failures."""
-        method: Callable[[Any, Call], Any] = getattr(self, OPERATIONS[name].attribute)
-        self._check_call(request, call)
-        result: Message = await method(request, call)
-        return result
+    def resolve_call(self, headers: Headers, *, verified_principal: str | None = None,
+                     version: str | None = None) -> Call:
+        """The caller of one request (see `a2akit.caller`). Raises VersionNotSupportedError
+        or AuthenticationRequiredError."""
+        return resolve_call(self.settings, self._supported_extensions, headers,
+                            verified_principal=verified_principal, version=version)
 
-    async def stream(self, name: str, request: Message,
-                     call: Call) -> AsyncIterator[pb.StreamResponse]:
+    async def unary(self, operation: Unary[Req, Res], request: Req, call: Call) -> Res:
+        """Run a unary operation. Raises A2AError subclasses only for expected failures."""
+        self._check_call(request, call)
+        return await operation.handler(self, request, call)
+
+    async def stream(self, operation: Streaming[Req], request: Req, call: Call) -> Events:
         """Validate and start a streaming operation. Errors found before the first event are
         raised here, so a binding can answer them as a plain error response."""
-        method: Callable[[Any, Call], Any] = getattr(self, OPERATIONS[name].attribute)
         self._check_call(request, call)
-        events: AsyncIterator[pb.StreamResponse] = await method(request, call)
-        return events
+        return await operation.handler(self, request, call)
 
     def _check_call(self, request: Message, call: Call) -> None:
         for uri in self._required_extensions:
@@ -130,39 +120,41 @@ class Operations:
     async def send_message(self, request: pb.SendMessageRequest,
                            call: Call) -> pb.SendMessageResponse:
         history = self._history(request)
+        scope = call.scope(request.tenant)
         begun = await self._begin(request, call)
-        if isinstance(begun, StoredTask):
-            return pb.SendMessageResponse(task=_trim(begun.task, history))
-        run = begun
-        if request.configuration.return_immediately:
-            await run.wait_started()
+        if isinstance(begun, Duplicate):
+            outcome: Started | Replied | Duplicate = begun
+        elif request.configuration.return_immediately:
+            outcome = await begun.started()
         else:
-            await run.wait_settled(self.settings.stream_budget_seconds)
-        return pb.SendMessageResponse(
-            **await self._outcome(run, request, call, history))
+            outcome = await begun.settled(self.settings.stream_budget_seconds)
+        if isinstance(outcome, Replied):
+            return pb.SendMessageResponse(message=outcome.message)
+        stored = await self._answer(scope, outcome, request)
+        return pb.SendMessageResponse(task=_trim(stored.task, history))
 
     async def send_streaming_message(self, request: pb.SendMessageRequest,
-                                     call: Call) -> AsyncIterator[pb.StreamResponse]:
+                                     call: Call) -> Events:
         self._require_streaming()
         history = self._history(request)
+        scope = call.scope(request.tenant)
         begun = await self._begin(request, call)
-        if isinstance(begun, StoredTask):
-            return self._tail(call.scope(request.tenant), begun, history)
-        run = begun
-        await run.wait_started()
-        outcome = await self._outcome(run, request, call, history)
-        if "message" in outcome:
-            return _one(pb.StreamResponse(message=outcome["message"]))
-        return self._run_events(run, history)
+        outcome = begun if isinstance(begun, Duplicate) else await begun.started()
+        if isinstance(outcome, Replied):
+            return _one(pb.StreamResponse(message=outcome.message))
+        stored = await self._answer(scope, outcome, request)
+        if isinstance(begun, Run) and isinstance(outcome, Started):
+            return self._run_events(begun, history)
+        return self._tail(scope, stored, history)
 
     def _history(self, request: pb.SendMessageRequest) -> int | None:
         if not request.HasField("configuration"):
             return None
         return check_history_length(request.configuration)
 
-    async def _begin(self, request: pb.SendMessageRequest, call: Call) -> Run | StoredTask:
-        """Check the message against its task, then start the agent. A repeated messageId
-        returns the task the first one created or continued (idempotent SendMessage)."""
+    async def _begin(self, request: pb.SendMessageRequest, call: Call) -> Run | Duplicate:
+        """Check the message against its task, then start the agent; a message id this
+        caller already sent is a `Duplicate` and starts nothing."""
         scope = call.scope(request.tenant)
         message = pb.Message()
         message.CopyFrom(request.message)
@@ -171,11 +163,10 @@ class Operations:
         if request.configuration.HasField("task_push_notification_config"):
             self._require_push()
             await check_webhook_url(push.url)
-        earlier = await self.store.find_message(scope, message.message_id)
+        claim = message_claim(request.message)
+        earlier = await self.store.find_message(scope, claim)
         if earlier is not None:
-            stored = await self.store.get(scope, earlier)
-            if stored is not None:
-                return stored
+            return Duplicate(earlier)
         stored = None
         if message.task_id:
             stored = await self.store.get(scope, message.task_id)
@@ -199,41 +190,33 @@ class Operations:
             extensions=call.extensions,
             accepted_output_modes=tuple(request.configuration.accepted_output_modes),
             metadata=request.metadata)
-        run = Run(self.store, self.agent, context, stored=stored)
+        run = Run(self.store, self.agent, context, stored=stored, claim=claim)
         run.start()
         return run
 
-    async def _outcome(self, run: Run, request: pb.SendMessageRequest, call: Call,
-                       history: int | None) -> dict[str, Any]:
-        scope = call.scope(request.tenant)
-        if run.duplicate_of is not None:
-            earlier = await self.store.get(scope, run.duplicate_of)
-            if earlier is not None:
-                return {"task": _trim(earlier.task, history)}
-        if run.stored is None:
-            if run.error is not None:
-                raise run.error
-            if run.reply_message is not None:
-                return {"message": run.reply_message}
-        assert run.stored is not None, "a run that ended without error or reply created a task"
+    async def _answer(self, scope: Scope, outcome: Started | Duplicate,
+                      request: pb.SendMessageRequest) -> StoredTask:
+        """The task a SendMessage answers with. Idempotency is decided here: a repeated
+        message id (found before the run, or refused by the store's claim while writing)
+        answers with the task the first message created or continued, as it stands now."""
+        if isinstance(outcome, Duplicate):
+            return await self._task(scope, outcome.task_id)
         if request.configuration.HasField("task_push_notification_config"):
             config = pb.TaskPushNotificationConfig()
             config.CopyFrom(request.configuration.task_push_notification_config)
-            config.task_id, config.tenant = run.stored.task.id, request.tenant
+            config.task_id, config.tenant = outcome.stored.task.id, request.tenant
             config.id = config.id or str(uuid.uuid4())
             await self.store.put_push_config(scope, config)
-        return {"task": _trim(run.stored.task, history)}
+        return outcome.stored
 
-    async def _run_events(self, run: Run,
-                          history: int | None) -> AsyncIterator[pb.StreamResponse]:
+    async def _run_events(self, run: Run, history: int | None) -> Events:
         yield pb.StreamResponse(task=_trim(run.first_snapshot, history))
         async for event in run.events(self.settings.stream_budget_seconds):
             yield event
-            if event.HasField("status_update") and ends_stream(event.status_update.status.state):
+            if closes_stream(event):
                 return
 
-    async def _tail(self, scope: Scope, stored: StoredTask,
-                    history: int | None) -> AsyncIterator[pb.StreamResponse]:
+    async def _tail(self, scope: Scope, stored: StoredTask, history: int | None) -> Events:
         """The task snapshot, then its events from the store as they are written by any
         process, until a new terminal or interrupted state (or the stream budget) ends it."""
         yield pb.StreamResponse(task=_trim(stored.task, history))
@@ -248,11 +231,9 @@ class Operations:
             for item in await self.store.wait_events(scope, stored.task.id, seq, wait):
                 seq = item.seq
                 event = item.event
-                if event.HasField("artifact_update"):
+                if event.HasField("artifact_update") or event.HasField("status_update"):
                     yield event
-                elif event.HasField("status_update"):
-                    yield event
-                    if ends_stream(event.status_update.status.state):
+                    if closes_stream(event):
                         return
 
     def _check_content_types(self, message: pb.Message) -> None:
@@ -272,10 +253,11 @@ class Operations:
 
     async def list_tasks(self, request: pb.ListTasksRequest, call: Call) -> pb.ListTasksResponse:
         history = check_history_length(request)
-        page_size = request.page_size if request.HasField("page_size") else 50
-        if not 1 <= page_size <= 100:
-            raise InvalidParamsError("pageSize must be between 1 and 100",
-                                     violations=[("page_size", "must be between 1 and 100")])
+        page_size = request.page_size if request.HasField("page_size") else DEFAULT_PAGE_SIZE
+        if not MIN_PAGE_SIZE <= page_size <= MAX_PAGE_SIZE:
+            bounds = f"between {MIN_PAGE_SIZE} and {MAX_PAGE_SIZE}"
+            raise InvalidParamsError(f"pageSize must be {bounds}",
+                                     violations=[("page_size", f"must be {bounds}")])
         if request.status not in pb.TaskState.values():
             raise InvalidParamsError("status is not a TaskState",
                                      violations=[("status", "unknown task state")])
@@ -292,7 +274,8 @@ class Operations:
 
     async def cancel_task(self, request: pb.CancelTaskRequest, call: Call) -> pb.Task:
         scope = call.scope(request.tenant)
-        for _ in range(20):
+
+        async def attempt(_: int) -> pb.Task:
             stored = await self._task(scope, request.id)
             if is_terminal(stored.task.status.state):
                 raise TaskNotCancelableError(
@@ -300,21 +283,19 @@ class Operations:
                     metadata={"taskId": request.id})
             task = pb.Task()
             task.CopyFrom(stored.task)
-            if task.status.HasField("message"):
-                task.history.append(task.status.message)
-            task.status.CopyFrom(pb.TaskStatus(state=pb.TASK_STATE_CANCELED, timestamp=now()))
-            event = pb.StreamResponse(status_update=pb.TaskStatusUpdateEvent(
-                task_id=task.id, context_id=task.context_id, status=task.status))
-            try:
-                updated = await self.store.update(scope, task.id, stored.version, task, [event])
-            except VersionConflictError:
-                continue  # re-read: the runner wrote meanwhile; re-check the state machine
+            event = status_event(task.id, task.context_id,
+                                 pb.TaskStatus(state=pb.TASK_STATE_CANCELED, timestamp=now()))
+            apply_event(task, event)
+            # Conditional on the version read: a runner that wrote meanwhile makes this
+            # conflict, and the next attempt re-reads and re-checks the state machine.
+            updated = await self.store.update(scope, task.id, stored.version, task, [event])
             return updated.task
-        raise TaskNotCancelableError("The task kept changing; try again",
-                                     metadata={"taskId": request.id})
+
+        return await retry_on_conflict(attempt, lambda: TaskNotCancelableError(
+            "The task kept changing; try again", metadata={"taskId": request.id}))
 
     async def subscribe_to_task(self, request: pb.SubscribeToTaskRequest,
-                                call: Call) -> AsyncIterator[pb.StreamResponse]:
+                                call: Call) -> Events:
         self._require_streaming()
         scope = call.scope(request.tenant)
         stored = await self._task(scope, request.id)
@@ -410,5 +391,75 @@ def _media_matches(media: str, mode: str) -> bool:
     return mode.endswith("/*") and media.startswith(mode[:-1])
 
 
-async def _one(event: pb.StreamResponse) -> AsyncIterator[pb.StreamResponse]:
+async def _one(event: pb.StreamResponse) -> Events:
     yield event
+
+
+# --- the operation table ----------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Unary(Generic[Req, Res]):
+    """An rpc answered with one message."""
+
+    name: str  # the rpc name, which is also the JSON-RPC method name
+    request: type[Req]
+    response: type[Res]
+    handler: Callable[[Operations, Req, Call], Awaitable[Res]]
+    streaming = False
+
+
+@dataclasses.dataclass(frozen=True)
+class Streaming(Generic[Req]):
+    """An rpc answered with a stream of StreamResponse messages."""
+
+    name: str
+    request: type[Req]
+    handler: Callable[[Operations, Req, Call], Awaitable[Events]]
+    response = pb.StreamResponse
+    streaming = True
+
+
+Operation = Unary[Any, Any] | Streaming[Any]
+
+
+def _table(*operations: Operation) -> dict[str, Operation]:
+    """Index the entries by name, refusing any that differ from the service in the proto."""
+    service = pb.DESCRIPTOR.services_by_name["A2AService"]
+    table = {op.name: op for op in operations}
+    declared = {m.name: m for m in service.methods}
+    if table.keys() != declared.keys():
+        raise RuntimeError(f"OPERATIONS differ from {service.full_name}: "
+                           f"{sorted(table.keys() ^ declared.keys())}")
+    for name, op in table.items():
+        method = declared[name]
+        if (op.request.DESCRIPTOR is not method.input_type
+                or op.response.DESCRIPTOR is not method.output_type
+                or op.streaming != method.server_streaming):
+            raise RuntimeError(f"OPERATIONS[{name!r}] does not match {method.full_name}")
+    return table
+
+
+# A plain tuple first, so each entry's handler is type-checked against its own request and
+# response types (inside `_table(...)` they would be inferred as Any).
+_ENTRIES = (
+    Unary("SendMessage", pb.SendMessageRequest, pb.SendMessageResponse,
+          Operations.send_message),
+    Streaming("SendStreamingMessage", pb.SendMessageRequest, Operations.send_streaming_message),
+    Unary("GetTask", pb.GetTaskRequest, pb.Task, Operations.get_task),
+    Unary("ListTasks", pb.ListTasksRequest, pb.ListTasksResponse, Operations.list_tasks),
+    Unary("CancelTask", pb.CancelTaskRequest, pb.Task, Operations.cancel_task),
+    Streaming("SubscribeToTask", pb.SubscribeToTaskRequest, Operations.subscribe_to_task),
+    Unary("CreateTaskPushNotificationConfig", pb.TaskPushNotificationConfig,
+          pb.TaskPushNotificationConfig, Operations.create_task_push_notification_config),
+    Unary("GetTaskPushNotificationConfig", pb.GetTaskPushNotificationConfigRequest,
+          pb.TaskPushNotificationConfig, Operations.get_task_push_notification_config),
+    Unary("ListTaskPushNotificationConfigs", pb.ListTaskPushNotificationConfigsRequest,
+          pb.ListTaskPushNotificationConfigsResponse,
+          Operations.list_task_push_notification_configs),
+    Unary("DeleteTaskPushNotificationConfig", pb.DeleteTaskPushNotificationConfigRequest,
+          empty_pb2.Empty, Operations.delete_task_push_notification_config),
+    Unary("GetExtendedAgentCard", pb.GetExtendedAgentCardRequest, pb.AgentCard,
+          Operations.get_extended_agent_card),
+)
+OPERATIONS: dict[str, Operation] = _table(*_ENTRIES)

@@ -3,38 +3,70 @@
 Events the agent reports in one burst (between two real awaits) are written together, in
 one conditional write: an echo agent costs a single write. Each write is conditional on the
 version read; on a conflict the runner re-reads, re-folds its pending events onto the newer
-snapshot through the state machine, and tries again, so no writer loses another's update.
-A CANCELED state written by any process stops the agent: its next write conflicts, and a
-watcher re-reads the task every `store.poll_interval` seconds while the agent is silent.
+snapshot through the state machine, and tries again (`retry_on_conflict`), so no writer loses
+another's update. A CANCELED state written by any process stops the agent: its next write
+conflicts, and a watcher re-reads the task every `store.poll_interval` seconds while the
+agent is silent.
+
+What a caller learns from a run is one `Outcome`: the task as stored (`Started`), the agent's
+single reply message (`Replied`), or that the message id was already used (`Duplicate`). An
+error the agent raised before reporting anything, or a store failure before the task
+existed, is raised from `started()` / `settled()` instead.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import AsyncIterator
 
 from a2akit.agent import Agent, RequestContext, TaskHandle
 from a2akit.clock import now
+from a2akit.conflicts import retry_on_conflict
 from a2akit.errors import A2AError, InternalError, InvalidAgentResponseError
 from a2akit.generated import a2a_pb2 as pb
-from a2akit.states import apply_event, ends_stream, is_terminal
-from a2akit.store.base import DuplicateMessageError, StoredTask, TaskStore, VersionConflictError
+from a2akit.states import apply_event, ends_stream, is_terminal, status_event
+from a2akit.store.base import DuplicateMessageError, StoredTask, TaskStore
 
-__all__ = ["Run"]
+__all__ = ["Duplicate", "Outcome", "Replied", "Run", "Started"]
 
 log = logging.getLogger("a2akit.runner")
 
-_MAX_CONFLICT_RETRIES = 20
 # Background runs (returnImmediately) must be referenced somewhere, or they can be collected.
 _BACKGROUND: set[asyncio.Task[None]] = set()
+
+
+@dataclasses.dataclass(frozen=True)
+class Started:
+    """The task exists; `stored` is its latest snapshot as written."""
+
+    stored: StoredTask
+
+
+@dataclasses.dataclass(frozen=True)
+class Replied:
+    """The agent answered with one message and no task."""
+
+    message: pb.Message
+
+
+@dataclasses.dataclass(frozen=True)
+class Duplicate:
+    """The caller already sent this message id; `task_id` is the task it created or continued."""
+
+    task_id: str
+
+
+Outcome = Started | Replied | Duplicate
 
 
 class Run:
     """One execution of an agent for one task (new or continued).
 
     `start()` launches the agent in its own asyncio task, so a client that goes away
-    never cancels the work. Consumers read persisted events with `events()`."""
+    never cancels the work. `first_snapshot` is what a stream shows first; `events()` yields
+    the persisted events after it."""
 
     def __init__(
         self,
@@ -43,32 +75,34 @@ class Run:
         context: RequestContext,
         *,
         stored: StoredTask | None,
+        claim: str,
     ) -> None:
         self._store = store
         self._agent = agent
         self._context = context
         self._scope = context.caller
-        self._message_id = context.message.message_id
+        self._claim = claim  # the message's idempotency key, claimed with the first write
         self._stored = stored  # what the store holds; None until the task is created
+        self.snapshot = pb.Task()
         if stored is None:
             first = pb.Task(id=context.task_id, context_id=context.context_id,
                             status=pb.TaskStatus(state=pb.TASK_STATE_SUBMITTED, timestamp=now()))
             first.history.append(context.message)
-            self.snapshot = pb.Task()
             self._pending: list[pb.StreamResponse] = [pb.StreamResponse(task=first)]
         else:
-            self.snapshot = pb.Task()
             self.snapshot.CopyFrom(stored.task)
             self._pending = [pb.StreamResponse(message=context.message)]
         for event in self._pending:
             apply_event(self.snapshot, event)
         self.first_snapshot = pb.Task()
-        self.first_snapshot.CopyFrom(self.snapshot)  # what a stream shows first
-        self.reply_message: pb.Message | None = None
-        self.duplicate_of: str | None = None
-        self.error: A2AError | None = None
+        self.first_snapshot.CopyFrom(self.snapshot)
+        # How the run ended for its caller, when not with a stored task.
+        self._reply: pb.Message | None = None
+        self._duplicate_of: str | None = None
+        self._error: A2AError | None = None
         self._canceled = False
         self._stopping = False
+        self._closing = False  # the agent returned; the writer drains what is pending
         self._settled = False  # this run stored a terminal or interrupted state
         self._catch_up_lock = asyncio.Lock()
         self._seen_seq = 0 if stored is None else stored.last_seq
@@ -77,7 +111,6 @@ class Run:
         self._dirty = asyncio.Event()
         self._done = False
         self._agent_task: asyncio.Task[None] | None = None
-        self._task: asyncio.Task[None] | None = None
 
     @property
     def _reported_nothing(self) -> bool:
@@ -91,7 +124,7 @@ class Run:
         return self._canceled
 
     def emit(self, event: pb.StreamResponse) -> None:
-        if self.reply_message is not None:
+        if self._reply is not None:
             raise InvalidAgentResponseError("the agent already replied with a message")
         if event.HasField("status_update"):
             event.status_update.status.timestamp.CopyFrom(now())
@@ -105,32 +138,44 @@ class Run:
             message.task_id = self._context.task_id
             self.emit(pb.StreamResponse(message=message))
             return
-        if self.reply_message is not None:
+        if self._reply is not None:
             raise InvalidAgentResponseError("an agent replies with one message at most")
-        self.reply_message = message
+        self._reply = message
 
-    # --- lifecycle -----------------------------------------------------------------------------
+    # --- what callers use ----------------------------------------------------------------------
 
     def start(self) -> None:
-        self._task = asyncio.create_task(self._main())
-        _BACKGROUND.add(self._task)
-        self._task.add_done_callback(_BACKGROUND.discard)
+        task = asyncio.create_task(self._main())
+        _BACKGROUND.add(task)
+        task.add_done_callback(_BACKGROUND.discard)
 
-    async def wait_started(self) -> None:
-        """Return once the task exists in the store, or the run ended without one."""
+    async def started(self) -> Outcome:
+        """The outcome once the task exists in the store, or the run ended without one."""
         while self._stored is None and not self._done:
             await self._next_change()
+        return self._outcome()
 
-    async def wait_settled(self, budget: float | None) -> None:
-        """Return once the task is terminal or interrupted, the run ended, or `budget` ran out."""
+    async def settled(self, budget: float | None) -> Outcome:
+        """The outcome once the task is terminal or interrupted, the run ended, or `budget`
+        ran out (then the task as it stands)."""
         deadline = None if budget is None else asyncio.get_running_loop().time() + budget
         while not self._done and not self._settled:
             if not await self._next_change(deadline):
-                return
+                break
+        return self._outcome()
 
-    @property
-    def stored(self) -> StoredTask | None:
-        return self._stored
+    def _outcome(self) -> Outcome:
+        if self._duplicate_of is not None:
+            return Duplicate(self._duplicate_of)
+        if self._stored is not None:
+            return Started(self._stored)
+        if self._reply is not None:
+            return Replied(self._reply)
+        if self._error is not None:
+            raise self._error
+        # started() only returns once the task exists or the run is done, and a finished run
+        # without a task always has a reply or an error.
+        raise InternalError("the run ended without a task")  # pragma: no cover
 
     async def events(self, budget: float | None = None) -> AsyncIterator[pb.StreamResponse]:
         """Status and artifact events as persisted, in order, until the run ends or the budget
@@ -158,6 +203,8 @@ class Run:
             return False
         return True
 
+    # --- the run -------------------------------------------------------------------------------
+
     async def _main(self) -> None:
         handle = TaskHandle(self, self._context.task_id, self._context.context_id)
         self._agent_task = asyncio.create_task(self._agent.execute(self._context, handle))
@@ -171,7 +218,7 @@ class Run:
                     raise
             except A2AError as exc:
                 if self._reported_nothing:
-                    self.error = exc  # raised before reporting anything: the caller gets it
+                    self._error = exc  # raised before reporting anything: the caller gets it
                 else:
                     self._fail_safely(exc.message)
             except Exception:
@@ -191,16 +238,16 @@ class Run:
 
     def _finish_contract(self) -> None:
         """An agent must end in a terminal or interrupted state, or with a reply."""
-        if self._stopping or self.reply_message is not None:
+        if self._stopping or self._reply is not None:
             return
         if self._reported_nothing:
-            self.error = InvalidAgentResponseError("the agent reported nothing")
+            self._error = InvalidAgentResponseError("the agent reported nothing")
             return
         if not ends_stream(self.snapshot.status.state):
             self._fail_safely("The agent stopped before finishing the task")
 
     def _fail_safely(self, text: str) -> None:
-        if self._stopping or self.reply_message is not None or is_terminal(
+        if self._stopping or self._reply is not None or is_terminal(
             self.snapshot.status.state
         ):
             return
@@ -208,16 +255,13 @@ class Run:
         status.message.parts.add(text=text)
         status.message.message_id = f"{self._context.task_id}-failure"
         status.message.role = pb.ROLE_AGENT
-        self.emit(pb.StreamResponse(status_update=pb.TaskStatusUpdateEvent(
-            task_id=self._context.task_id, context_id=self._context.context_id, status=status)))
-
-    _closing = False
+        self.emit(status_event(self._context.task_id, self._context.context_id, status))
 
     async def _write_loop(self) -> None:
         while True:
             await self._dirty.wait()
             self._dirty.clear()
-            if self._pending and self.reply_message is None and self.error is None:
+            if self._pending and self._reply is None and self._error is None:
                 try:
                     await self._flush()
                 except A2AError as exc:
@@ -234,30 +278,33 @@ class Run:
         """The store refused a write: stop the agent; the caller gets the error if no task
         exists yet, otherwise the task stays as last written."""
         if self._stored is None:
-            self.error = error
+            self._error = error
         self._pending.clear()
         self._stop_agent()
 
     async def _flush(self) -> None:
-        for _ in range(_MAX_CONFLICT_RETRIES):
+        """Write everything pending in one conditional write (retried on conflicts)."""
+
+        async def attempt(number: int) -> None:
+            if number and not await self._refold():
+                return
+            # A copy: the agent may report more while the write is in flight.
             batch = list(self._pending)
+            snapshot = pb.Task()
+            snapshot.CopyFrom(self.snapshot)
             try:
                 if self._stored is None:
-                    stored = await self._store.create(self._scope, self.snapshot, batch,
-                                                      self._message_id)
+                    stored = await self._store.create(self._scope, snapshot, batch,
+                                                      self._claim)
                 else:
-                    claim = self._message_id if not self._written else None
-                    stored = await self._store.update(self._scope, self.snapshot.id,
-                                                      self._stored.version, self.snapshot, batch,
+                    claim = self._claim if not self._written else None
+                    stored = await self._store.update(self._scope, snapshot.id,
+                                                      self._stored.version, snapshot, batch,
                                                       claim)
             except DuplicateMessageError as exc:
-                self.duplicate_of = exc.task_id
+                self._duplicate_of = exc.task_id
                 self._stop_agent()
                 return
-            except VersionConflictError:
-                if not await self._refold(batch):
-                    return
-                continue
             del self._pending[:len(batch)]
             self._stored = stored
             self._written.extend(batch)
@@ -265,11 +312,12 @@ class Run:
             self._settled = self._settled or (ends_stream(stored.task.status.state) and any(
                 e.HasField("status_update") for e in batch))
             self._changed.set()
-            return
-        raise InvalidAgentResponseError("the task kept changing under the agent")
 
-    async def _refold(self, batch: list[pb.StreamResponse]) -> bool:
-        """Rebuild the snapshot from the newer stored one plus our pending events.
+        await retry_on_conflict(attempt, lambda: InvalidAgentResponseError(
+            "the task kept changing under the agent"))
+
+    async def _refold(self) -> bool:
+        """Rebuild the snapshot from the newer stored one plus every pending event.
         Returns False when the agent must stop (the task was canceled or ended elsewhere)."""
         current = await self._store.get(self._scope, self._context.task_id)
         if current is None:
@@ -278,9 +326,10 @@ class Run:
         if is_terminal(current.task.status.state):
             self._ended_elsewhere(current)
             return False
+        # No await from here to the write's copy: the fold sees every pending event.
         snapshot = pb.Task()
         snapshot.CopyFrom(current.task)
-        for event in batch:
+        for event in self._pending:
             apply_event(snapshot, event)
         self.snapshot = snapshot
         return True

@@ -14,8 +14,10 @@ __all__ = [
     "TERMINAL",
     "apply_event",
     "check_transition",
+    "closes_stream",
     "ends_stream",
     "is_terminal",
+    "status_event",
 ]
 
 TERMINAL = frozenset({
@@ -31,6 +33,17 @@ def is_terminal(state: int) -> bool:
 def ends_stream(state: int) -> bool:
     """A stream of task events closes once the task is terminal or interrupted (spec 11.7)."""
     return state in TERMINAL or state in INTERRUPTED
+
+
+def closes_stream(event: pb.StreamResponse) -> bool:
+    """A status update into a terminal or interrupted state: the last event of a stream."""
+    return event.HasField("status_update") and ends_stream(event.status_update.status.state)
+
+
+def status_event(task_id: str, context_id: str, status: pb.TaskStatus) -> pb.StreamResponse:
+    """The event that moves a task to `status` (fold it with `apply_event`)."""
+    return pb.StreamResponse(status_update=pb.TaskStatusUpdateEvent(
+        task_id=task_id, context_id=context_id, status=status))
 
 
 def check_transition(current: int, new: int) -> None:

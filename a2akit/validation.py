@@ -7,6 +7,7 @@ wrong (a string where an object belongs) is checked by a2akit.protojson while pa
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from google.protobuf import struct_pb2
@@ -23,7 +24,7 @@ from a2akit.limits import (
 )
 from a2akit.protojson import required_fields
 
-__all__ = ["check_history_length", "check_request", "check_required"]
+__all__ = ["check_enum_values", "check_history_length", "check_request", "check_required"]
 
 _OPAQUE_PREFIX = "google.protobuf."
 # Request fields holding an id (of a task, context, message, push config or tenant): the
@@ -31,7 +32,7 @@ _OPAQUE_PREFIX = "google.protobuf."
 _ID_FIELDS = frozenset({"id", "task_id", "context_id", "message_id", "tenant",
                         "reference_task_ids"})
 _PART = "lf.a2a.v1.Part"
-_CONTENT = "content"
+_STRUCT = struct_pb2.Struct.DESCRIPTOR.full_name
 _Violations = list[tuple[str, str]]
 
 
@@ -40,8 +41,8 @@ def check_request(request: Message) -> None:
     exactly one content, and it keeps within the limits of a2akit.limits. Every violation is
     listed in the error's BadRequest, named by its field path."""
     check_required(request)
-    violations: _Violations = []
-    _check_content(request, "", violations)
+    violations = [problem for message, path in _messages(request, "")
+                  for problem in _content(message, path)]
     if violations:
         field, problem = violations[0]
         more = f" (and {len(violations) - 1} more)" if len(violations) > 1 else ""
@@ -53,17 +54,20 @@ def check_required(request: Message) -> None:
     """Raise InvalidParamsError listing every REQUIRED field that is missing or default.
 
     Applied to requests only: some REQUIRED response fields legitimately hold defaults."""
-    violations: _Violations = []
-    _walk(request, "", violations)
+    violations = [
+        (path + field.name, "required field is missing")
+        for message, path in _messages(request, "")
+        for field in required_fields(message.DESCRIPTOR)
+        if not _is_set(message, field)
+    ]
     if violations:
         fields = ", ".join(f for f, _ in violations)
         raise InvalidParamsError(f"Missing required fields: {fields}", violations=violations)
 
 
-def _walk(message: Any, path: str, violations: _Violations) -> None:
-    for field in required_fields(message.DESCRIPTOR):
-        if not _is_set(message, field):
-            violations.append((path + field.name, "required field is missing"))
+def _messages(message: Any, path: str) -> Iterator[tuple[Any, str]]:
+    """The message and every A2A message set inside it, each with its field path."""
+    yield message, path
     for field, value in message.ListFields():
         if field.type != FieldDescriptor.TYPE_MESSAGE:
             continue
@@ -73,12 +77,12 @@ def _walk(message: Any, path: str, violations: _Violations) -> None:
             value_field = field.message_type.fields_by_name["value"]
             if value_field.type == FieldDescriptor.TYPE_MESSAGE:
                 for key, item in value.items():
-                    _walk(item, f"{path}{field.name}[{key}].", violations)
+                    yield from _messages(item, f"{path}{field.name}[{key}].")
         elif field.is_repeated:
             for i, item in enumerate(value):
-                _walk(item, f"{path}{field.name}[{i}].", violations)
+                yield from _messages(item, f"{path}{field.name}[{i}].")
         else:
-            _walk(value, f"{path}{field.name}.", violations)
+            yield from _messages(value, f"{path}{field.name}.")
 
 
 def _is_set(message: Message, field: Any) -> bool:
@@ -110,60 +114,56 @@ def _history_problem(value: int) -> str:
     return ""
 
 
+def check_enum_values(message: Message) -> None:
+    """Raise InvalidParamsError for an enum number the proto does not define.
+
+    Binary protobuf keeps unknown enum numbers (proto3 enums are open); ProtoJSON input is
+    checked before parsing instead (`protojson.from_json`)."""
+    violations = [
+        (path + field.name, f"not a {field.enum_type.name} value")
+        for inner, path in _messages(message, "")
+        for field, value in inner.ListFields()
+        if field.type == FieldDescriptor.TYPE_ENUM
+        for item in (value if field.is_repeated else (value,))
+        if item not in field.enum_type.values_by_number
+    ]
+    if violations:
+        raise InvalidParamsError(f"Invalid value for {violations[0][0]}", violations=violations)
+
+
 # --- content and limits ----------------------------------------------------------------------
 
 
-def _check_content(message: Any, path: str, violations: _Violations) -> None:
-    if message.DESCRIPTOR.full_name == _PART and message.WhichOneof(_CONTENT) is None:
-        violations.append((path.rstrip(".") or "part",
-                           "needs exactly one content: text, raw, url or data"))
+def _content(message: Any, path: str) -> Iterator[tuple[str, str]]:
+    """What breaks the content rule or a limit in this one message (not in those it holds:
+    `_messages` visits them)."""
+    if message.DESCRIPTOR.full_name == _PART and message.WhichOneof("content") is None:
+        yield path.rstrip(".") or "part", "needs exactly one content: text, raw, url or data"
     for field, value in message.ListFields():
         where = path + field.name
         if field.name in _ID_FIELDS and field.type == FieldDescriptor.TYPE_STRING:
             items = enumerate(value) if field.is_repeated else [(None, value)]
             for i, item in items:
-                _check_id(item, where if i is None else f"{where}[{i}]", violations)
+                size = len(item.encode("utf-8"))
+                if size > MAX_ID_BYTES:
+                    yield (where if i is None else f"{where}[{i}]",
+                           f"is {size} bytes long; ids are at most {MAX_ID_BYTES} bytes (UTF-8)")
         elif field.name == "history_length":
             problem = _history_problem(value)
             if problem:
-                violations.append((where, problem))
+                yield where, problem
         elif field.type != FieldDescriptor.TYPE_MESSAGE:
             continue
-        elif field.message_type.full_name == struct_pb2.Struct.DESCRIPTOR.full_name:
-            _check_metadata(value, where, violations)
-        elif field.message_type.full_name.startswith(_OPAQUE_PREFIX):
-            continue
-        elif field.message_type.GetOptions().map_entry:
-            value_field = field.message_type.fields_by_name["value"]
-            if value_field.type == FieldDescriptor.TYPE_MESSAGE:
-                for key, item in value.items():
-                    _check_content(item, f"{where}[{key}].", violations)
-        elif field.is_repeated:
-            if field.message_type.full_name == _PART and len(value) > MAX_PARTS_PER_MESSAGE:
-                violations.append((where, f"has {len(value)} parts; at most "
-                                          f"{MAX_PARTS_PER_MESSAGE} parts per message"))
-                continue
-            for i, item in enumerate(value):
-                _check_content(item, f"{where}[{i}].", violations)
-        else:
-            _check_content(value, f"{where}.", violations)
-
-
-def _check_id(value: str, where: str, violations: _Violations) -> None:
-    size = len(value.encode("utf-8"))
-    if size > MAX_ID_BYTES:
-        violations.append((where, f"is {size} bytes long; ids are at most {MAX_ID_BYTES} "
-                                  "bytes (UTF-8)"))
-
-
-def _check_metadata(value: struct_pb2.Struct, where: str, violations: _Violations) -> None:
-    size = value.ByteSize()
-    if size > MAX_METADATA_BYTES:
-        violations.append((where, f"is {size} bytes; metadata is at most "
-                                  f"{MAX_METADATA_BYTES} bytes"))
-    elif _depth(value) > MAX_METADATA_DEPTH:
-        violations.append((where, f"nests deeper than {MAX_METADATA_DEPTH} levels, the "
-                                  "metadata depth limit"))
+        elif field.message_type.full_name == _STRUCT:
+            size = value.ByteSize()
+            if size > MAX_METADATA_BYTES:
+                yield where, f"is {size} bytes; metadata is at most {MAX_METADATA_BYTES} bytes"
+            elif _depth(value) > MAX_METADATA_DEPTH:
+                yield where, (f"nests deeper than {MAX_METADATA_DEPTH} levels, the metadata "
+                              "depth limit")
+        elif field.message_type.full_name == _PART and len(value) > MAX_PARTS_PER_MESSAGE:
+            yield where, (f"has {len(value)} parts; at most {MAX_PARTS_PER_MESSAGE} parts per "
+                          "message")
 
 
 def _depth(struct: struct_pb2.Struct) -> int:

@@ -1,9 +1,12 @@
 """The gRPC binding as a grpc.aio server (spec section 10), over the shared core.
 
-The servicer is built from `OPERATIONS`: one generic unary handler and one generic streaming
-handler, bound per rpc name. Checks run in the reference order: version -> caller ->
-operation. A2A errors abort with the catalogue's gRPC code and the google.rpc.Status (ErrorInfo
-first) in `grpc-status-details-bin`; anything unexpected is INTERNAL with no details.
+Each rpc of `OPERATIONS` is registered with `grpc.method_handlers_generic_handler`: one
+unary and one streaming behaviour, bound to the operation's entry. Requests arrive as raw
+bytes and are decoded here, so a malformed message is INVALID_ARGUMENT with the same
+ErrorInfo reason JSON-RPC uses for a parse error, not grpc's UNKNOWN. Checks run in the
+reference order: decode -> version -> caller -> operation. A2A errors abort with the
+catalogue's gRPC code and the google.rpc.Status (ErrorInfo first) in
+`grpc-status-details-bin`; anything unexpected is INTERNAL with no details.
 
 A client that goes away cancels only this handler: the core runs agents in their own asyncio
 task, so the work continues and stays readable through GetTask and SubscribeToTask.
@@ -12,34 +15,33 @@ task, so the work continues and stays readable through GetTask and SubscribeToTa
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
 import logging
-import os
 import signal
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from typing import Any, TypeAlias
 
 import grpc
+from google.protobuf.message import DecodeError
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1.health import aio as health_aio
 from grpc_reflection.v1alpha import reflection
 from grpc_status import rpc_status
 
-from a2akit.auth import resolve_owner
-from a2akit.errors import A2AError, InternalError
+from a2akit.caller import Call
+from a2akit.errors import A2AError, InternalError, JSONParseError
 from a2akit.generated import a2a_pb2 as pb
-from a2akit.operations import OPERATIONS, Call, Operation, Operations
+from a2akit.operations import OPERATIONS, Operation, Operations, Streaming, Unary
 from a2akit.runtime import build_operations
-from a2akit.service_params import check_version, parse_extensions
 from a2akit.settings import Settings
-from grpc_service.generated import a2a_pb2_grpc
+from a2akit.validation import check_enum_values
 
-__all__ = ["SERVICE_NAME", "build_servicer", "main", "serve"]
+__all__ = ["SERVICE_NAME", "RunningServer", "main", "serve"]
 
 log = logging.getLogger("a2akit.grpc")
 
 SERVICE_NAME: str = pb.DESCRIPTOR.services_by_name["A2AService"].full_name
-GRACE_ENV = "A2A_GRPC_SHUTDOWN_GRACE_SECONDS"
-DEFAULT_GRACE_SECONDS = 20.0
 
 # Keepalive below the AWS ALB idle timeout (60 s): a server ping every 30 s keeps quiet streams
 # (SubscribeToTask on an idle task) open; clients may ping too, as often as every 10 s
@@ -52,134 +54,133 @@ KEEPALIVE_OPTIONS: tuple[tuple[str, int], ...] = (
     ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
 )
 
-# Protobuf messages; typed loosely so the binding does not need protobuf stubs.
-Message = Any
-
-_Unary = Callable[[Any, Message, grpc.aio.ServicerContext], Awaitable[Message]]
-_Streaming = Callable[[Any, Message, grpc.aio.ServicerContext], AsyncIterator[pb.StreamResponse]]
+Message = Any  # protobuf messages; the binding needs no protobuf stubs
+Context: TypeAlias = grpc.aio.ServicerContext
 
 
-def _metadata(context: grpc.aio.ServicerContext, key: str) -> list[str]:
-    values = []
-    for item in context.invocation_metadata() or ():
-        name, value = item[0], item[1]
-        if name.lower() == key and isinstance(value, str):
-            values.append(value)
-    return values
+class _Metadata:
+    """gRPC metadata as the core's `Headers`: values by lower-case key."""
+
+    def __init__(self, context: Context) -> None:
+        self._items = context.invocation_metadata() or ()
+
+    def getlist(self, key: str) -> list[str]:
+        return [value for name, value in self._items
+                if name.lower() == key and isinstance(value, str)]
 
 
-async def _abort(context: grpc.aio.ServicerContext, error: A2AError) -> None:
+async def _abort(context: Context, error: A2AError) -> None:
     """End the call with the error's code, message and Status details (raises AbortError)."""
     await context.abort_with_status(rpc_status.to_status(error.to_status()))
 
 
 class _Binding:
-    """What every rpc shares: the core, the settings and the call resolution."""
+    """What every rpc shares: the core, request decoding and caller resolution."""
 
     def __init__(self, operations: Operations) -> None:
         self.ops = operations
-        self.settings = operations.settings
-        self.supported_extensions = {e.uri for e in operations.card.capabilities.extensions}
 
-    async def call(self, context: grpc.aio.ServicerContext) -> Call:
-        """Version, then caller: the same checks and errors as the JSON-RPC binding."""
-        versions = _metadata(context, "a2a-version")
-        check_version(versions[0] if versions else None)
-        authorization = _metadata(context, "authorization")
-        owner = resolve_owner(self.settings, authorization[0] if authorization else None)
-        extensions = parse_extensions(_metadata(context, "a2a-extensions"))
-        active = [uri for uri in extensions if uri in self.supported_extensions]
-        if active:
-            await context.send_initial_metadata((("a2a-extensions", ",".join(active)),))
-        return Call(owner=owner, extensions=extensions)
-
-
-def _unary_handler(operation: Operation) -> _Unary:
-    async def handler(self: Any, request: Message,
-                      context: grpc.aio.ServicerContext) -> Message:
-        binding: _Binding = self._binding
+    def decode(self, operation: Operation, raw: bytes) -> Message:
         try:
+            request = operation.request.FromString(raw)
+        except DecodeError as exc:
+            raise JSONParseError(
+                f"The request is not a valid {operation.request.DESCRIPTOR.name} message"
+            ) from exc
+        check_enum_values(request)
+        return request
+
+    async def call(self, context: Context) -> Call:
+        """Version, then caller: the same checks and errors as the JSON-RPC binding."""
+        call = self.ops.resolve_call(_Metadata(context))
+        if call.active_extensions:
+            await context.send_initial_metadata(
+                (("a2a-extensions", ",".join(call.active_extensions)),))
+        return call
+
+
+@contextlib.asynccontextmanager
+async def _errors_answered(context: Context, name: str) -> AsyncIterator[None]:
+    """Turn what the body raises into the call's status: an A2AError as itself, anything
+    unexpected as INTERNAL with no details (logged here)."""
+    try:
+        yield
+    except A2AError as error:
+        await _abort(context, error)
+    except (asyncio.CancelledError, grpc.aio.AbortError):
+        raise
+    except Exception:
+        log.exception("unexpected failure in gRPC %s", name)
+        await _abort(context, InternalError())
+
+
+def _unary(binding: _Binding, operation: Unary[Any, Any]
+           ) -> Callable[[bytes, Context], Awaitable[Message]]:
+    async def behaviour(raw: bytes, context: Context) -> Message:
+        async with _errors_answered(context, operation.name):
+            request = binding.decode(operation, raw)
             call = await binding.call(context)
-            return await binding.ops.unary(operation.name, request, call)
-        except A2AError as error:
-            await _abort(context, error)
-        except (asyncio.CancelledError, grpc.aio.AbortError):
-            raise
-        except Exception:
-            log.exception("unexpected failure in gRPC %s", operation.name)
-            await _abort(context, InternalError())
+            return await binding.ops.unary(operation, request, call)
         raise AssertionError("unreachable: abort raises")  # pragma: no cover
 
-    handler.__name__ = handler.__qualname__ = operation.name
-    return handler
+    return behaviour
 
 
-def _streaming_handler(operation: Operation) -> _Streaming:
-    async def handler(self: Any, request: Message,
-                      context: grpc.aio.ServicerContext) -> AsyncIterator[pb.StreamResponse]:
-        binding: _Binding = self._binding
+def _streaming(binding: _Binding, operation: Streaming[Any]
+               ) -> Callable[[bytes, Context], AsyncIterator[pb.StreamResponse]]:
+    async def behaviour(raw: bytes, context: Context) -> AsyncIterator[pb.StreamResponse]:
         events: AsyncIterator[pb.StreamResponse] | None = None
         try:
-            call = await binding.call(context)
-            events = await binding.ops.stream(operation.name, request, call)
-            async for event in events:
-                yield event
-        except A2AError as error:
-            await _abort(context, error)
-        except (asyncio.CancelledError, grpc.aio.AbortError):
-            raise
-        except Exception:
-            log.exception("unexpected failure in gRPC stream %s", operation.name)
-            await _abort(context, InternalError())
+            async with _errors_answered(context, operation.name):
+                request = binding.decode(operation, raw)
+                call = await binding.call(context)
+                events = await binding.ops.stream(operation, request, call)
+                async for event in events:
+                    yield event
         finally:
             # Closes only this reader; the agent's task is not ours to cancel.
             if events is not None:
                 await events.aclose()  # type: ignore[attr-defined]
 
-    handler.__name__ = handler.__qualname__ = operation.name
-    return handler
+    return behaviour
 
 
-def _servicer_class() -> type[a2a_pb2_grpc.A2AServiceServicer]:
-    methods: dict[str, Any] = {
-        name: _streaming_handler(op) if op.streaming else _unary_handler(op)
-        for name, op in OPERATIONS.items()
-    }
-
-    def __init__(self: Any, operations: Operations) -> None:
-        self._binding = _Binding(operations)
-
-    methods["__init__"] = __init__
-    methods["__doc__"] = "A2AService over the shared Operations, built from OPERATIONS."
-    return type("A2AServicer", (a2a_pb2_grpc.A2AServiceServicer,), methods)
-
-
-A2AServicer = _servicer_class()
-
-
-def build_servicer(operations: Operations) -> a2a_pb2_grpc.A2AServiceServicer:
-    servicer: a2a_pb2_grpc.A2AServiceServicer = A2AServicer(operations)  # type: ignore[call-arg]
-    return servicer
+def _method_handlers(operations: Operations) -> dict[str, grpc.RpcMethodHandler]:
+    binding = _Binding(operations)
+    handlers: dict[str, grpc.RpcMethodHandler] = {}
+    for name, operation in OPERATIONS.items():
+        serialize = operation.response.SerializeToString
+        if isinstance(operation, Unary):
+            handlers[name] = grpc.unary_unary_rpc_method_handler(
+                _unary(binding, operation), response_serializer=serialize)
+        else:
+            handlers[name] = grpc.unary_stream_rpc_method_handler(
+                _streaming(binding, operation), response_serializer=serialize)
+    return handlers
 
 
 # --- server assembly ----------------------------------------------------------------------------
 
 
-def _server_options(settings: Settings) -> list[tuple[str, int]]:
+def server_options(settings: Settings) -> list[tuple[str, int]]:
     return [
         # The request limit matches the JSON-RPC body limit; responses (a ListTasks page
         # with artifacts) are not limited, as on JSON-RPC: gRPC's default send is unbounded.
         ("grpc.max_receive_message_length", settings.max_request_bytes),
+        # gRPC sets SO_REUSEPORT by default, so a second server on a used port would
+        # silently share it with the first: binding a used port must fail instead.
+        ("grpc.so_reuseport", 0),
         *KEEPALIVE_OPTIONS,
     ]
 
 
-def _configure_servicer(server: grpc.aio.Server, operations: Operations) -> None:
-    a2a_pb2_grpc.add_A2AServiceServicer_to_server(  # type: ignore[no-untyped-call]
-        build_servicer(operations), server)
+def _configure_service(server: grpc.aio.Server, operations: Operations) -> None:
+    server.add_generic_rpc_handlers((
+        grpc.method_handlers_generic_handler(SERVICE_NAME, _method_handlers(operations)),
+    ))
 
 
-async def _configure_health(server: grpc.aio.Server) -> Any:
+async def _configure_health(server: grpc.aio.Server) -> health_aio.HealthServicer:
     health = health_aio.HealthServicer()
     for service in ("", SERVICE_NAME):
         await health.set(service, health_pb2.HealthCheckResponse.SERVING)
@@ -188,7 +189,7 @@ async def _configure_health(server: grpc.aio.Server) -> Any:
 
 
 def _configure_reflection(server: grpc.aio.Server) -> None:
-    names = (
+    names: Iterable[str] = (
         SERVICE_NAME,
         health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
         reflection.SERVICE_NAME,
@@ -197,58 +198,63 @@ def _configure_reflection(server: grpc.aio.Server) -> None:
 
 
 def _configure_port(server: grpc.aio.Server, host: str, port: int) -> int:
-    bound: int = server.add_insecure_port(f"{host}:{port}")
+    try:
+        bound: int = server.add_insecure_port(f"{host}:{port}")
+    except RuntimeError:
+        bound = 0
     if bound == 0:
-        raise RuntimeError(f"cannot bind gRPC port {host}:{port}")
+        raise RuntimeError(f"cannot bind gRPC port {host}:{port} (is it already in use?)")
     return bound
 
 
-async def serve(settings: Settings, operations: Operations | None = None,
-                port: int | None = None, host: str = "[::]") -> tuple[grpc.aio.Server, int]:
-    """Build and start the server; returns it and the bound port (pass port=0 for any free).
+@dataclasses.dataclass(frozen=True)
+class RunningServer:
+    """A started server, the port it bound and its health servicer."""
 
-    The health servicer is kept on the server as `server.a2a_health` for graceful shutdown."""
+    server: grpc.aio.Server
+    port: int
+    health: health_aio.HealthServicer
+
+    async def shutdown(self, grace: float) -> None:
+        """Report NOT_SERVING to health checks (the load balancer drains), then let
+        in-flight calls finish within `grace` seconds."""
+        await self.health.enter_graceful_shutdown()
+        await self.server.stop(grace)
+
+
+async def serve(settings: Settings, operations: Operations | None = None,
+                port: int | None = None, host: str = "[::]") -> RunningServer:
+    """Build and start the server (pass port=0 for any free port).
+
+    Raises RuntimeError when the port cannot be bound."""
     ops = operations if operations is not None else build_operations(settings)
-    server = grpc.aio.server(options=_server_options(settings))
-    _configure_servicer(server, ops)
+    server = grpc.aio.server(options=server_options(settings))
+    _configure_service(server, ops)
     health = await _configure_health(server)
     _configure_reflection(server)
     bound = _configure_port(server, host, settings.grpc_port if port is None else port)
-    server.a2a_health = health
     await server.start()
-    return server, bound
+    return RunningServer(server, bound, health)
 
 
-async def shutdown(server: grpc.aio.Server, grace: float) -> None:
-    """Report NOT_SERVING to health checks, then let in-flight calls finish within `grace`."""
-    health = getattr(server, "a2a_health", None)
-    if health is not None:
-        await health.enter_graceful_shutdown()
-    await server.stop(grace)
-
-
-def _grace(environ: Mapping[str, str]) -> float:
-    raw = environ.get(GRACE_ENV)
-    return float(raw) if raw else DEFAULT_GRACE_SECONDS
-
-
-async def _run(settings: Settings, grace: float) -> None:
-    server, port = await serve(settings, host="[::]")
-    log.info("A2A gRPC server listening on port %d", port)
+async def _run(settings: Settings) -> None:
+    running = await serve(settings, host="[::]")
+    log.info("A2A gRPC server listening on port %d", running.port)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     wait_stop = asyncio.ensure_future(stop.wait())
-    wait_end = asyncio.ensure_future(server.wait_for_termination())
+    wait_end = asyncio.ensure_future(running.server.wait_for_termination())
     await asyncio.wait({wait_stop, wait_end}, return_when=asyncio.FIRST_COMPLETED)
-    log.info("shutting down (grace %.1f s)", grace)
-    await shutdown(server, grace)
+    log.info("shutting down (grace %.1f s)", settings.shutdown_grace_seconds)
+    await running.shutdown(settings.shutdown_grace_seconds)
     for pending in (wait_stop, wait_end):
         pending.cancel()
 
 
 def main() -> None:
-    logging.basicConfig(level=os.environ.get("LOG_LEVEL", "INFO"),
+    settings = Settings.from_env()
+    logging.basicConfig(level=settings.log_level,
                         format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    asyncio.run(_run(Settings.from_env(), _grace(os.environ)))
+    asyncio.run(_run(settings))

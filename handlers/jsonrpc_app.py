@@ -1,9 +1,10 @@
 """The JSON-RPC 2.0 binding as a Starlette app (spec section 9), over the shared core.
 
 Checks run in the reference order: JSON parse -> envelope -> method -> params -> version ->
-caller -> operation. A2A errors answer with HTTP 200 and the catalogue's code; only missing
-or bad credentials get HTTP 401. Streaming methods answer `text/event-stream`, each event a
-whole JSON-RPC response; an error found before the first event is a plain JSON response.
+caller -> operation. Errors answer with the catalogue's code and its HTTP status: 200 for A2A
+errors, 401 (with WWW-Authenticate) for missing or bad credentials. Streaming methods answer
+`text/event-stream`, each event a whole JSON-RPC response; an error found before the first
+event is a plain JSON response.
 """
 
 from __future__ import annotations
@@ -24,18 +25,16 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from a2akit.auth import resolve_owner
+from a2akit.auth import platform_principal
 from a2akit.errors import (
     A2AError,
-    AuthenticationRequiredError,
     InternalError,
     InvalidRequestError,
     MethodNotFoundError,
 )
 from a2akit.generated import a2a_pb2 as pb
-from a2akit.operations import OPERATIONS, Call, Operations
+from a2akit.operations import OPERATIONS, Operations, Unary
 from a2akit.protojson import from_json, to_json
-from a2akit.service_params import check_version, parse_extensions
 from handlers.conditional import not_modified
 from handlers.json_body import parse_json_body
 
@@ -62,30 +61,16 @@ def _error_body(error: A2AError, request_id: _Id) -> dict[str, Any]:
 
 def _error_response(error: A2AError, request_id: _Id) -> Response:
     headers = {}
-    http_status = 200
-    if isinstance(error, AuthenticationRequiredError):
-        http_status = 401
+    if error.http_status == 401:
         headers["WWW-Authenticate"] = 'Bearer realm="a2a"'
-    return Response(_dumps(_error_body(error, request_id)), status_code=http_status,
+    return Response(_dumps(_error_body(error, request_id)), status_code=error.http_status,
                     media_type=JSON, headers=headers)
-
-
-def _principal(request: Request) -> str | None:
-    """A caller identity API Gateway already verified (authorizer context), if any."""
-    event = request.scope.get("aws.event") or {}
-    authorizer = (event.get("requestContext") or {}).get("authorizer") or {}
-    claims = (authorizer.get("jwt") or {}).get("claims") or {}
-    principal = (claims.get("sub") or (authorizer.get("lambda") or {}).get("principalId")
-                 or (authorizer.get("iam") or {}).get("userArn"))
-    return str(principal) if principal else None
 
 
 class _JsonRpc:
     def __init__(self, operations: Operations) -> None:
         self.ops = operations
-        self.settings = operations.settings
         self.limit = operations.settings.max_request_bytes
-        self.supported_extensions = {e.uri for e in operations.card.capabilities.extensions}
 
     async def _body(self, request: Request) -> bytes:
         too_big = InvalidRequestError(f"Request body exceeds the limit of {self.limit} bytes",
@@ -131,30 +116,24 @@ class _JsonRpc:
                 raise MethodNotFoundError(f"Method not found: {method}",
                                           metadata={"method": method})
             message = from_json(payload.get("params"), operation.request)
-            check_version(request.headers.get("a2a-version")
-                          or request.query_params.get("A2A-Version"))
-            owner = resolve_owner(self.settings, request.headers.get("authorization"),
-                                  _principal(request))
-            extensions = parse_extensions(request.headers.getlist("a2a-extensions"))
-            call = Call(owner=owner, extensions=extensions)
-            headers = self._echo_extensions(extensions)
-            if operation.streaming:
-                events = await self.ops.stream(method, message, call)
-                return StreamingResponse(self._sse(events, request_id), headers={
-                    **headers, "Cache-Control": "no-store", "X-Accel-Buffering": "no"},
-                    media_type="text/event-stream")
-            result = await self.ops.unary(method, message, call)
-            body = {"jsonrpc": "2.0", "id": request_id, "result": to_json(result)}
-            return Response(_dumps(body), media_type=JSON, headers=headers)
+            call = self.ops.resolve_call(
+                request.headers, verified_principal=platform_principal(request.scope.get(
+                    "aws.event")), version=request.query_params.get("A2A-Version"))
+            headers = ({"A2A-Extensions": ",".join(call.active_extensions)}
+                       if call.active_extensions else {})
+            if isinstance(operation, Unary):
+                result = await self.ops.unary(operation, message, call)
+                body = {"jsonrpc": "2.0", "id": request_id, "result": to_json(result)}
+                return Response(_dumps(body), media_type=JSON, headers=headers)
+            events = await self.ops.stream(operation, message, call)
+            return StreamingResponse(self._sse(events, request_id), headers={
+                **headers, "Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+                media_type="text/event-stream")
         except A2AError as error:
             return _error_response(error, request_id)
         except Exception:
             log.exception("unexpected failure in JSON-RPC request")
             return _error_response(InternalError(), request_id)
-
-    def _echo_extensions(self, requested: tuple[str, ...]) -> dict[str, str]:
-        active = [uri for uri in requested if uri in self.supported_extensions]
-        return {"A2A-Extensions": ",".join(active)} if active else {}
 
     async def _sse(self, events: AsyncIterator[pb.StreamResponse],
                    request_id: _Id) -> AsyncIterator[bytes]:

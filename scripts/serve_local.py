@@ -48,9 +48,9 @@ async def main() -> None:
     web = uvicorn.Server(config)
     grpc = None
     if grpc_server is not None:
-        grpc, bound = await grpc_server.serve(settings, operations=operations,
-                                              port=args.grpc_port, host=args.host)
-        print(f"gRPC      {args.host}:{bound}  (lf.a2a.v1.A2AService, a2a-version: 1.0)")
+        grpc = await grpc_server.serve(settings, operations=operations,
+                                       port=args.grpc_port, host=args.host)
+        print(f"gRPC      {args.host}:{grpc.port}  (lf.a2a.v1.A2AService, a2a-version: 1.0)")
     print(f"JSON-RPC  {settings.public_url}")
     print(f"Card      {settings.public_url.rstrip('/')}/.well-known/agent-card.json")
     print(f"Agent     {settings.agent}")
@@ -59,7 +59,7 @@ async def main() -> None:
         await web.serve()
     finally:
         if grpc is not None:
-            await grpc.stop(5)
+            await grpc.shutdown(5)
 
 
 if __name__ == "__main__":

@@ -11,14 +11,12 @@ import os
 import shutil
 import socket
 import subprocess
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support.processes import ROOT, free_port, running
+
 CACHE = Path(os.environ.get("A2AKIT_DDB_CACHE", ROOT / ".cache" / "ddb"))
 EMULATOR = CACHE / "node_modules" / "amplify-dynamodb-simulator" / "emulator"
 CREDENTIALS = {
@@ -50,50 +48,16 @@ def install() -> Path:
     return EMULATOR
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _answers(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=0.5):
-            return True
-    except urllib.error.HTTPError:
-        return True  # it answered (400 for a bare GET)
-    except OSError:
-        return False
-
-
 @contextlib.contextmanager
 def dynamodb_local() -> Iterator[str]:
     """Run DynamoDB Local on a free loopback port; yields its endpoint URL."""
     emulator = install()
     java = shutil.which("java") or "/usr/bin/java"
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    process = subprocess.Popen(
-        [java, "-Djava.library.path=DynamoDBLocal_lib", "-jar", "DynamoDBLocal.jar",
-         "-inMemory", "-sharedDb", "-disableTelemetry", "-port", str(port)],
-        cwd=emulator, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while not _answers(url):
-            if process.poll() is not None:
-                raise RuntimeError(f"DynamoDB Local exited with {process.returncode}")
-            if time.monotonic() > deadline:
-                raise RuntimeError("DynamoDB Local did not start in 30 s")
-            time.sleep(0.1)
-        yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    port = free_port()
+    command = [java, "-Djava.library.path=DynamoDBLocal_lib", "-jar", "DynamoDBLocal.jar",
+               "-inMemory", "-sharedDb", "-disableTelemetry", "-port", str(port)]
+    with running(command, ports=[port], cwd=emulator):
+        yield f"http://127.0.0.1:{port}"
 
 
 @contextlib.contextmanager

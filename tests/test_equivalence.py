@@ -5,17 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
 import httpx
 import pytest
-from google.protobuf import any_pb2, json_format
 from google.protobuf.message_factory import GetMessageClass
 from google.rpc import error_details_pb2
-from grpc_status import rpc_status
 
 from a2akit.agent import RequestContext, TaskHandle
 from a2akit.errors import (
@@ -28,14 +25,12 @@ from a2akit.errors import (
 )
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.limits import MAX_ID_BYTES
-from a2akit.operations import Operations
 from a2akit.protojson import from_json, to_json
-from a2akit.runtime import build_operations
-from a2akit.settings import Settings
-from a2akit.store.memory import MemoryStore
 from grpc_service.generated import a2a_pb2_grpc
-from grpc_service.server import serve, shutdown
 from handlers.jsonrpc_app import create_app
+from tests.support.errors import Failure, grpc_failure, jsonrpc_failure
+from tests.support.harness import grpc_server, memory_operations
+from tests.support.messages import send_request
 
 pytestmark = pytest.mark.anyio
 
@@ -57,29 +52,26 @@ class SlowOrEcho:
         await task.complete()
 
 
-@dataclasses.dataclass(frozen=True)
-class Failure:
-    """An error as a binding reported it, normalised for comparison."""
+def _comparable(failure: Failure) -> tuple[Any, ...]:
+    """What both bindings must agree on; the codes differ by binding."""
+    info = failure.info
+    bad = failure.bad_request
+    violations = tuple((v.field, v.description) for v in bad.field_violations) if bad else ()
+    return info.reason, info.domain, tuple(sorted(info.metadata.items())), violations
 
-    reason: str
-    domain: str
-    metadata: dict[str, str]
-    code: int  # JSON-RPC error code or gRPC status code number, per binding
 
-    def comparable(self) -> tuple[str, str, tuple[tuple[str, str], ...]]:
-        return self.reason, self.domain, tuple(sorted(self.metadata.items()))
+def _hide_task_id(failure: Failure) -> Failure:
+    """The same error about two different tasks, made comparable."""
+    info = error_details_pb2.ErrorInfo()
+    info.CopyFrom(failure.info)
+    info.metadata["taskId"] = "<task>"
+    return dataclasses.replace(failure, info=info)
 
 
 class BindingError(Exception):
     def __init__(self, failure: Failure) -> None:
         super().__init__(failure)
         self.failure = failure
-
-
-def _info(packed: any_pb2.Any) -> error_details_pb2.ErrorInfo:
-    info = error_details_pb2.ErrorInfo()
-    assert packed.Unpack(info), "ErrorInfo must come first"
-    return info
 
 
 class JsonRpcClient:
@@ -96,11 +88,7 @@ class JsonRpcClient:
         body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": to_json(request)}
         reply = (await self.client.post("/", json=body, headers=headers)).json()
         if "error" in reply:
-            error = reply["error"]
-            packed = json_format.ParseDict(error["data"][0], any_pb2.Any())
-            info = _info(packed)
-            raise BindingError(Failure(info.reason, info.domain, dict(info.metadata),
-                                       error["code"]))
+            raise BindingError(jsonrpc_failure(reply["error"]))
         return from_json(reply["result"], GetMessageClass(_METHODS[method].output_type))
 
 
@@ -118,11 +106,7 @@ class GrpcClient:
         try:
             return await getattr(self.stub, method)(request, metadata=metadata)
         except grpc.aio.AioRpcError as exc:
-            status = rpc_status.from_call(exc)
-            assert status is not None
-            info = _info(status.details[0])
-            raise BindingError(Failure(info.reason, info.domain, dict(info.metadata),
-                                       exc.code().value[0])) from None
+            raise BindingError(grpc_failure(exc)) from None
 
 
 Client = JsonRpcClient | GrpcClient
@@ -131,23 +115,11 @@ Client = JsonRpcClient | GrpcClient
 @pytest.fixture
 async def clients() -> AsyncIterator[dict[str, Client]]:
     """Both bindings over one Operations and one MemoryStore."""
-    settings = Settings(allow_anonymous=True, push_notifications=True)
-    ops: Operations = build_operations(settings, store=MemoryStore(), agent=SlowOrEcho())
-    server, port = await serve(settings, ops, port=0, host="127.0.0.1")
-    channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
+    ops = memory_operations(SlowOrEcho())
     transport = httpx.ASGITransport(app=create_app(ops))
-    try:
-        async with httpx.AsyncClient(transport=transport, base_url="http://a2a.test") as http:
-            yield {"jsonrpc": JsonRpcClient(http),
-                   "grpc": GrpcClient(a2a_pb2_grpc.A2AServiceStub(channel))}
-    finally:
-        await channel.close()
-        await shutdown(server, 0)
-
-
-def _send(text: str, **fields: Any) -> pb.SendMessageRequest:
-    return pb.SendMessageRequest(message=pb.Message(
-        message_id=str(uuid.uuid4()), role=pb.ROLE_USER, parts=[pb.Part(text=text)], **fields))
+    async with grpc_server(ops) as grpc_binding, httpx.AsyncClient(
+            transport=transport, base_url="http://a2a.test") as http:
+        yield {"jsonrpc": JsonRpcClient(http), "grpc": GrpcClient(grpc_binding.stub)}
 
 
 async def _failure(client: Client, method: str, request: Any, **kw: Any) -> Failure:
@@ -157,14 +129,14 @@ async def _failure(client: Client, method: str, request: Any, **kw: Any) -> Fail
 
 
 async def _completed_task(client: Client) -> pb.Task:
-    response = await client.call("SendMessage", _send("done"))
+    response = await client.call("SendMessage", send_request("done"))
     assert response.task.status.state == pb.TASK_STATE_COMPLETED
     task: pb.Task = response.task
     return task
 
 
 async def _running_task(client: Client) -> pb.Task:
-    request = _send("slow")
+    request = send_request("slow")
     request.configuration.return_immediately = True
     task: pb.Task = (await client.call("SendMessage", request)).task
     assert task.status.state in (pb.TASK_STATE_SUBMITTED, pb.TASK_STATE_WORKING)
@@ -181,15 +153,15 @@ async def _task_not_found(client: Client) -> Failure:
 async def _task_not_cancelable(client: Client) -> Failure:
     task = await _completed_task(client)
     failure = await _failure(client, "CancelTask", pb.CancelTaskRequest(id=task.id))
-    assert failure.metadata == {"taskId": task.id}
-    return dataclasses.replace(failure, metadata={"taskId": "<task>"})
+    assert dict(failure.info.metadata) == {"taskId": task.id}
+    return _hide_task_id(failure)
 
 
 async def _unsupported_operation(client: Client) -> Failure:
     task = await _completed_task(client)
-    failure = await _failure(client, "SendMessage", _send("again", task_id=task.id))
-    assert failure.metadata == {"taskId": task.id}
-    return dataclasses.replace(failure, metadata={"taskId": "<task>"})
+    failure = await _failure(client, "SendMessage", send_request("again", task_id=task.id))
+    assert dict(failure.info.metadata) == {"taskId": task.id}
+    return _hide_task_id(failure)
 
 
 async def _extended_card_unsupported(client: Client) -> Failure:
@@ -209,7 +181,7 @@ async def _id_over_the_limit(client: Client) -> Failure:
 
 
 async def _part_without_content(client: Client) -> Failure:
-    request = _send("x")
+    request = send_request("x")
     request.message.parts.add(media_type="text/plain")
     return await _failure(client, "SendMessage", request)
 
@@ -233,8 +205,8 @@ async def test_error_matches_catalogue(clients: dict[str, Client], binding: str,
     error, provoke = CASES[case]
     client = clients[binding]
     failure = await provoke(client)
-    assert failure.reason == error.reason
-    assert failure.domain == "a2a-protocol.org"
+    assert failure.info.reason == error.reason
+    assert failure.info.domain == "a2a-protocol.org"
     assert failure.code == client.expected_code(error)
 
 
@@ -242,7 +214,7 @@ async def test_error_matches_catalogue(clients: dict[str, Client], binding: str,
 async def test_error_is_the_same_on_both_bindings(clients: dict[str, Client],
                                                   case: str) -> None:
     _, provoke = CASES[case]
-    seen = {name: (await provoke(client)).comparable() for name, client in clients.items()}
+    seen = {name: _comparable(await provoke(client)) for name, client in clients.items()}
     assert seen["jsonrpc"] == seen["grpc"]
 
 
@@ -267,5 +239,5 @@ async def test_task_started_on_one_binding_is_canceled_on_the_other(
     assert again.status.state == pb.TASK_STATE_CANCELED
     failures = [await _failure(c, "CancelTask", pb.CancelTaskRequest(id=running.id))
                 for c in (clients[origin], clients[other])]
-    assert failures[0].comparable() == failures[1].comparable()
-    assert failures[0].reason == TaskNotCancelableError.reason
+    assert _comparable(failures[0]) == _comparable(failures[1])
+    assert failures[0].info.reason == TaskNotCancelableError.reason

@@ -14,6 +14,7 @@ import dataclasses
 from collections.abc import Sequence
 
 from a2akit.generated import a2a_pb2 as pb
+from a2akit.store.cursor import DEFAULT_PAGE_SIZE
 
 __all__ = [
     "DuplicateMessageError",
@@ -53,8 +54,8 @@ class TaskQuery:
     context_id: str = ""
     state: int = pb.TASK_STATE_UNSPECIFIED  # 0: any state
     status_after_ms: int | None = None  # keep tasks whose status time is >= this
-    page_size: int = 50
-    page_token: str = ""
+    page_size: int = DEFAULT_PAGE_SIZE
+    page_token: str = ""  # a2akit.store.cursor: where the previous page ended
 
 
 @dataclasses.dataclass(frozen=True)

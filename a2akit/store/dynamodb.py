@@ -1,14 +1,8 @@
 """The DynamoDB task store: one table, optimistic concurrency, events written with the snapshot.
 
-Item layout (see docs/store.md); `<scope>` is ``T#<tenant>#O#<owner>`` with both parts
-percent-encoded, so a ``#`` in a tenant or owner can never collide with the separators:
-
-    pk                                 sk                 what
-    <scope>#TASK#<task id>             TASK               snapshot (task bytes, version, last_seq,
-                                                          lpk/lsk for the by_status_time index)
-    <scope>#TASK#<task id>             EV#<seq, 20 digits>  one event (StreamResponse bytes)
-    <scope>#TASK#<task id>             PUSH#<config id>   one push notification config
-    <scope>#MSG#<message id>           MSG                idempotency claim: the task id
+The table, its key layout and size limits are `a2akit.store.table`; botocore errors become
+the kit's in `a2akit.store._errors`; the ListTasks order and page tokens are
+`a2akit.store.cursor`, shared with the embedded store. See docs/store.md.
 
 The boto3 client is synchronous; every call runs in a worker thread (`asyncio.to_thread`).
 """
@@ -16,27 +10,22 @@ The boto3 client is synchronous; every call runs in a worker thread (`asyncio.to
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import builtins
 import collections
 import contextlib
-import json
 import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
-from urllib.parse import quote
 
 import botocore.config
-import botocore.exceptions
 
-from a2akit.clock import timestamp_ms
 from a2akit.errors import InternalError, InvalidParamsError, UnavailableError
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.states import is_terminal
-from a2akit.store import table
+from a2akit.store import cursor, table
+from a2akit.store._errors import Cancellation, Interpret, translated
 from a2akit.store.base import (
     DuplicateMessageError,
     Scope,
@@ -47,34 +36,17 @@ from a2akit.store.base import (
     TaskStore,
     VersionConflictError,
 )
+from a2akit.store.table import Item
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.client import DynamoDBClient
 
-__all__ = ["MAX_ITEM_BYTES", "DynamoDBStore", "client_config", "make_client"]
+__all__ = ["DynamoDBStore", "client_config", "make_client"]
 
 log = logging.getLogger(__name__)
 
-MAX_ITEM_BYTES = 400 * 1024  # DynamoDB's item size limit (names + values)
-MAX_TRANSACTION_ITEMS = 100
-MAX_TRANSACTION_BYTES = 4 * 1024 * 1024
-_SNAPSHOT_SK = "TASK"
-_MESSAGE_SK = "MSG"
-_EVENT_PREFIX = "EV#"
-_PUSH_PREFIX = "PUSH#"
-_SEQ_DIGITS = 20
-_MS_DIGITS = 15
-_THROTTLING = frozenset({
-    "ProvisionedThroughputExceededException",
-    "ThrottlingException",
-    "RequestLimitExceeded",
-    "InternalServerError",
-    "ServiceUnavailable",
-    "LimitExceededException",
-})
 _CACHE_SIZE = 4096
 
-Item = dict[str, Any]
 T = TypeVar("T")
 
 
@@ -123,25 +95,11 @@ class DynamoDBStore(TaskStore):
 
     # --- plumbing ----------------------------------------------------------------------
 
-    async def _call(self, fn: Callable[..., T], **kwargs: Any) -> T:
-        try:
+    async def _call(
+        self, fn: Callable[..., T], /, interpret: Interpret | None = None, **kwargs: Any
+    ) -> T:
+        with translated(getattr(fn, "__name__", str(fn)), interpret):
             return await asyncio.to_thread(fn, **kwargs)
-        except botocore.exceptions.ClientError as exc:
-            code = exc.response.get("Error", {}).get("Code", "")
-            if code == "TransactionCanceledException":
-                raise
-            if code in _THROTTLING:
-                raise UnavailableError() from exc
-            log.error("DynamoDB %s failed: %s", getattr(fn, "__name__", fn), exc)
-            raise InternalError() from exc
-        except (
-            botocore.exceptions.ConnectionError,
-            botocore.exceptions.HTTPClientError,
-        ) as exc:
-            raise UnavailableError() from exc
-        except botocore.exceptions.BotoCoreError as exc:
-            log.error("DynamoDB %s failed: %s", getattr(fn, "__name__", fn), exc)
-            raise InternalError() from exc
 
     def _remember(self, pk: str, version: int, last_seq: int, terminal: bool) -> None:
         with self._seqs_lock:
@@ -183,11 +141,11 @@ class DynamoDBStore(TaskStore):
     # --- tasks -------------------------------------------------------------------------
 
     async def get(self, scope: Scope, task_id: str) -> StoredTask | None:
-        pk = _task_pk(scope, task_id)
+        pk = table.task_pk(scope, task_id)
         response = await self._call(
             self._client.get_item,
             TableName=self.table_name,
-            Key=_key(pk, _SNAPSHOT_SK),
+            Key=table.key(pk, table.SNAPSHOT_SK),
             ConsistentRead=True,
         )
         item = response.get("Item")
@@ -207,19 +165,11 @@ class DynamoDBStore(TaskStore):
         events: Sequence[pb.StreamResponse],
         message_id: str | None = None,
     ) -> StoredTask:
-        pk = _task_pk(scope, task.id)
+        pk = table.task_pk(scope, task.id)
         snapshot, writes = self._writes(scope, task, events, version=1, first_seq=1)
         writes[0]["Put"]["ConditionExpression"] = "attribute_not_exists(pk)"
         claim = self._claim(scope, message_id, task.id, writes)
-        try:
-            await self._transact(writes)
-        except botocore.exceptions.ClientError as exc:
-            reasons = _reasons(exc)
-            if claim is not None and _failed(reasons, claim):
-                raise DuplicateMessageError(_claimed_task(reasons[claim])) from exc
-            if _failed(reasons, 0):
-                raise VersionConflictError(task.id) from exc
-            raise _transaction_error(exc, reasons) from exc
+        await self._transact(writes, _created(task.id, claim))
         return self._stored(pk, snapshot)
 
     async def update(
@@ -233,7 +183,7 @@ class DynamoDBStore(TaskStore):
     ) -> StoredTask:
         if task.id != task_id:
             raise InvalidParamsError("task id does not match the stored task")
-        pk = _task_pk(scope, task_id)
+        pk = table.task_pk(scope, task_id)
         known = self._recall(pk, expected_version)
         if known is None:
             current = await self.get(scope, task_id)
@@ -254,24 +204,11 @@ class DynamoDBStore(TaskStore):
             put["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
             claim = self._claim(scope, message_id, task_id, writes)
             try:
-                await self._transact(writes)
-            except botocore.exceptions.ClientError as exc:
-                reasons = _reasons(exc)
-                if _failed(reasons, 0) or _reason_code(reasons, 0) == "TransactionConflict":
-                    old = reasons[0].get("Item") if reasons else None
-                    if (
-                        old is not None
-                        and int(old["version"]["N"]) == expected_version
-                        and int(old["last_seq"]["N"]) != last_seq
-                    ):
-                        # A stale cache entry (the same version, another task): once more.
-                        last_seq = int(old["last_seq"]["N"])
-                        was_terminal = is_terminal(int(old["state"]["N"]))
-                        continue
-                    raise VersionConflictError(task_id) from exc
-                if claim is not None and _failed(reasons, claim):
-                    raise DuplicateMessageError(_claimed_task(reasons[claim])) from exc
-                raise _transaction_error(exc, reasons) from exc
+                await self._transact(writes, _updated(task_id, expected_version, last_seq, claim))
+            except _StaleSeq as stale:
+                # A stale cache entry (the same version, another task): once more.
+                last_seq, was_terminal = stale.last_seq, stale.terminal
+                continue
             if table.TTL_ATTRIBUTE in snapshot and not was_terminal:
                 # Just terminal: give the older events and configs the same expiry, once.
                 await self._expire_partition(pk, snapshot[table.TTL_ATTRIBUTE])
@@ -288,48 +225,39 @@ class DynamoDBStore(TaskStore):
         first_seq: int,
     ) -> tuple[Item, list[Item]]:
         """The snapshot item and the transaction items that write it with its events."""
-        pk = _task_pk(scope, task.id)
-        status_ms = max(0, timestamp_ms(task.status.timestamp))
+        pk = table.task_pk(scope, task.id)
+        position = cursor.position(task)
         last_seq = first_seq + len(events) - 1
         expires = self._expires_at() if is_terminal(task.status.state) else None
         snapshot: Item = {
             table.PK: {"S": pk},
-            table.SK: {"S": _SNAPSHOT_SK},
-            table.LIST_INDEX_PK: {"S": _scope_prefix(scope)},
-            table.LIST_INDEX_SK: {"S": _list_sk(status_ms, task.id)},
+            table.SK: {"S": table.SNAPSHOT_SK},
+            table.LIST_INDEX_PK: {"S": table.scope_prefix(scope)},
+            table.LIST_INDEX_SK: {"S": table.list_sk(position)},
             "task": {"B": task.SerializeToString()},
             "version": {"N": str(version)},
             "last_seq": {"N": str(last_seq)},
-            "status_ms": {"N": str(status_ms)},
+            "status_ms": {"N": str(position.status_ms)},
             "state": {"N": str(int(task.status.state))},
             "context_id": {"S": task.context_id},
         }
         if expires is not None:
             snapshot[table.TTL_ATTRIBUTE] = {"N": str(expires)}
-        _check_size(snapshot, "the task")
+        table.check_size(snapshot, "the task")
         writes: list[Item] = [{"Put": {"TableName": self.table_name, "Item": snapshot}}]
         for offset, event in enumerate(events):
             seq = first_seq + offset
             item: Item = {
                 table.PK: {"S": pk},
-                table.SK: {"S": _event_sk(seq)},
+                table.SK: {"S": table.event_sk(seq)},
                 "seq": {"N": str(seq)},
                 "event": {"B": event.SerializeToString()},
             }
             if expires is not None:
                 item[table.TTL_ATTRIBUTE] = {"N": str(expires)}
-            _check_size(item, "an event")
+            table.check_size(item, "an event")
             writes.append({"Put": {"TableName": self.table_name, "Item": item}})
-        total = sum(_item_size(write["Put"]["Item"]) for write in writes)
-        if total > MAX_TRANSACTION_BYTES - 2048:
-            raise InvalidParamsError(
-                f"one write of {total} bytes is over DynamoDB's 4 MB transaction limit",
-                violations=[("message", "content over the 4 MB transaction limit")],
-            )
-        if len(writes) + 1 > MAX_TRANSACTION_ITEMS:
-            raise InvalidParamsError(
-                f"too many events in one write (at most {MAX_TRANSACTION_ITEMS - 2})"
-            )
+        table.check_transaction([write["Put"]["Item"] for write in writes])
         return snapshot, writes
 
     def _claim(
@@ -342,8 +270,8 @@ class DynamoDBStore(TaskStore):
             "Put": {
                 "TableName": self.table_name,
                 "Item": {
-                    table.PK: {"S": _message_pk(scope, message_id)},
-                    table.SK: {"S": _MESSAGE_SK},
+                    table.PK: {"S": table.message_pk(scope, message_id)},
+                    table.SK: {"S": table.MESSAGE_SK},
                     "task_id": {"S": task_id},
                     table.TTL_ATTRIBUTE: {"N": str(self._expires_at())},
                 },
@@ -353,8 +281,8 @@ class DynamoDBStore(TaskStore):
         })
         return len(writes) - 1
 
-    async def _transact(self, writes: list[Item]) -> None:
-        await self._call(self._client.transact_write_items, TransactItems=writes)
+    async def _transact(self, writes: list[Item], interpret: Interpret) -> None:
+        await self._call(self._client.transact_write_items, interpret, TransactItems=writes)
 
     async def _expire_partition(self, pk: str, expires: Item) -> None:
         try:
@@ -393,9 +321,9 @@ class DynamoDBStore(TaskStore):
             "TableName": self.table_name,
             "KeyConditionExpression": "pk = :pk AND sk BETWEEN :lo AND :hi",
             "ExpressionAttributeValues": {
-                ":pk": {"S": _task_pk(scope, task_id)},
-                ":lo": {"S": _event_sk(max(0, seq) + 1)},
-                ":hi": {"S": _event_sk(10**_SEQ_DIGITS - 1)},
+                ":pk": {"S": table.task_pk(scope, task_id)},
+                ":lo": {"S": table.event_sk(max(0, seq) + 1)},
+                ":hi": {"S": table.LAST_EVENT_SK},
             },
             "ConsistentRead": True,
         }
@@ -414,7 +342,7 @@ class DynamoDBStore(TaskStore):
         response = await self._call(
             self._client.get_item,
             TableName=self.table_name,
-            Key=_key(_message_pk(scope, message_id), _MESSAGE_SK),
+            Key=table.key(table.message_pk(scope, message_id), table.MESSAGE_SK),
             ConsistentRead=True,
         )
         item = response.get("Item")
@@ -423,13 +351,13 @@ class DynamoDBStore(TaskStore):
     # --- listing -----------------------------------------------------------------------
 
     async def list(self, scope: Scope, query: TaskQuery) -> TaskPage:
-        after = _decode_token(query.page_token) if query.page_token else None
-        lpk = _scope_prefix(scope)
+        after = cursor.decode(query.page_token) if query.page_token else None
+        lpk = table.scope_prefix(scope)
         values: dict[str, Any] = {":lpk": {"S": lpk}}
         key_condition = "lpk = :lpk"
         if query.status_after_ms is not None and query.status_after_ms > 0:
             key_condition += " AND lsk >= :lo"
-            values[":lo"] = {"S": f"{query.status_after_ms:0{_MS_DIGITS}d}"}
+            values[":lo"] = {"S": table.list_sk_from(query.status_after_ms)}
         filters = []
         if query.context_id:
             filters.append("context_id = :c")
@@ -449,34 +377,33 @@ class DynamoDBStore(TaskStore):
             base["ExpressionAttributeNames"] = {"#st": "state"} if query.state else {}
             if not base["ExpressionAttributeNames"]:
                 del base["ExpressionAttributeNames"]
-        page_size = max(1, query.page_size)
+        page_size = max(cursor.MIN_PAGE_SIZE, query.page_size)
 
         kwargs = dict(base)
         if after is not None:
-            status_ms, task_id = after
             # The key is rebuilt from the caller's scope: the token only holds a position.
             kwargs["ExclusiveStartKey"] = {
                 table.LIST_INDEX_PK: {"S": lpk},
-                table.LIST_INDEX_SK: {"S": _list_sk(status_ms, task_id)},
-                **_key(_task_pk(scope, task_id), _SNAPSHOT_SK),
+                table.LIST_INDEX_SK: {"S": table.list_sk(after)},
+                **table.key(table.task_pk(scope, after.task_id), table.SNAPSHOT_SK),
             }
         # One more than a page tells whether another page follows.
         want = page_size + 1
         kwargs["Limit"] = want if not filters else min(1000, want * 4)
-        rows: list[tuple[int, str, pb.Task]] = []
+        rows: list[tuple[cursor.Position, pb.Task]] = []
         while len(rows) < want:
             page = await self._call(self._client.query, **kwargs)
             for item in page.get("Items", []):
                 task = pb.Task.FromString(item["task"]["B"])
-                rows.append((int(item["status_ms"]["N"]), task.id, task))
+                rows.append((table.list_position(item, task.id), task))
             if "LastEvaluatedKey" not in page:
                 break
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
         more = len(rows) > page_size
         rows = rows[:page_size]
-        token = _encode_token(rows[-1][0], rows[-1][1]) if more and rows else ""
+        token = cursor.encode(rows[-1][0]) if more and rows else ""
         total = await self._count(base)
-        return TaskPage([row[2] for row in rows], token, total)
+        return TaskPage([task for _, task in rows], token, total)
 
     async def _count(self, base: dict[str, Any]) -> int:
         """Matching tasks: a COUNT query reads (and bills) every item under the key condition."""
@@ -492,11 +419,11 @@ class DynamoDBStore(TaskStore):
     # --- push notification configs -----------------------------------------------------
 
     async def put_push_config(self, scope: Scope, config: pb.TaskPushNotificationConfig) -> None:
-        pk = _task_pk(scope, config.task_id)
+        pk = table.task_pk(scope, config.task_id)
         response = await self._call(
             self._client.get_item,
             TableName=self.table_name,
-            Key=_key(pk, _SNAPSHOT_SK),
+            Key=table.key(pk, table.SNAPSHOT_SK),
             ConsistentRead=True,
             ProjectionExpression="pk, expires_at",
         )
@@ -505,12 +432,12 @@ class DynamoDBStore(TaskStore):
             return  # like the embedded store: no task, nothing stored
         item: Item = {
             table.PK: {"S": pk},
-            table.SK: {"S": _PUSH_PREFIX + _enc(config.id)},
+            table.SK: {"S": table.push_sk(config.id)},
             "config": {"B": config.SerializeToString()},
         }
         if table.TTL_ATTRIBUTE in snapshot:
             item[table.TTL_ATTRIBUTE] = snapshot[table.TTL_ATTRIBUTE]
-        _check_size(item, "the push notification config")
+        table.check_size(item, "the push notification config")
         await self._call(self._client.put_item, TableName=self.table_name, Item=item)
 
     async def get_push_config(
@@ -519,7 +446,7 @@ class DynamoDBStore(TaskStore):
         response = await self._call(
             self._client.get_item,
             TableName=self.table_name,
-            Key=_key(_task_pk(scope, task_id), _PUSH_PREFIX + _enc(config_id)),
+            Key=table.key(table.task_pk(scope, task_id), table.push_sk(config_id)),
             ConsistentRead=True,
         )
         item = response.get("Item")
@@ -536,8 +463,8 @@ class DynamoDBStore(TaskStore):
             "TableName": self.table_name,
             "KeyConditionExpression": "pk = :pk AND begins_with(sk, :p)",
             "ExpressionAttributeValues": {
-                ":pk": {"S": _task_pk(scope, task_id)},
-                ":p": {"S": _PUSH_PREFIX},
+                ":pk": {"S": table.task_pk(scope, task_id)},
+                ":p": {"S": table.PUSH_PREFIX},
             },
             "ConsistentRead": True,
         }
@@ -556,119 +483,56 @@ class DynamoDBStore(TaskStore):
         await self._call(
             self._client.delete_item,
             TableName=self.table_name,
-            Key=_key(_task_pk(scope, task_id), _PUSH_PREFIX + _enc(config_id)),
+            Key=table.key(table.task_pk(scope, task_id), table.push_sk(config_id)),
         )
 
 
-# --- keys ------------------------------------------------------------------------------
+# --- what a cancelled transaction means ------------------------------------------------
+# The snapshot is always item 0 of a write; `claim` is the index of the message claim.
 
 
-def _enc(value: str) -> str:
-    """Percent-encode everything but unreserved characters: no `#` survives."""
-    return quote(value, safe="")
+class _StaleSeq(Exception):
+    """The remembered last_seq of this version was another writer's: the old item's instead."""
+
+    def __init__(self, last_seq: int, terminal: bool) -> None:
+        super().__init__(last_seq)
+        self.last_seq = last_seq
+        self.terminal = terminal
 
 
-def _scope_prefix(scope: Scope) -> str:
-    return f"T#{_enc(scope.tenant)}#O#{_enc(scope.owner)}"
+def _created(task_id: str, claim: int | None) -> Interpret:
+    """For a create, a claimed message id wins over an existing task."""
+
+    def interpret(cancellation: Cancellation) -> Exception | None:
+        if claim is not None and cancellation.failed(claim):
+            return DuplicateMessageError(_claimed_task(cancellation, claim))
+        if cancellation.failed(0):
+            return VersionConflictError(task_id)
+        return None
+
+    return interpret
 
 
-def _task_pk(scope: Scope, task_id: str) -> str:
-    return f"{_scope_prefix(scope)}#TASK#{_enc(task_id)}"
+def _updated(task_id: str, expected_version: int, last_seq: int, claim: int | None) -> Interpret:
+    """For an update, a version conflict wins over a claimed message id."""
+
+    def interpret(cancellation: Cancellation) -> Exception | None:
+        if cancellation.failed(0) or cancellation.code(0) == "TransactionConflict":
+            old = cancellation.old_item(0)
+            if (
+                old is not None
+                and int(old["version"]["N"]) == expected_version
+                and int(old["last_seq"]["N"]) != last_seq
+            ):
+                return _StaleSeq(int(old["last_seq"]["N"]), is_terminal(int(old["state"]["N"])))
+            return VersionConflictError(task_id)
+        if claim is not None and cancellation.failed(claim):
+            return DuplicateMessageError(_claimed_task(cancellation, claim))
+        return None
+
+    return interpret
 
 
-def _message_pk(scope: Scope, message_id: str) -> str:
-    return f"{_scope_prefix(scope)}#MSG#{_enc(message_id)}"
-
-
-def _event_sk(seq: int) -> str:
-    return f"{_EVENT_PREFIX}{seq:0{_SEQ_DIGITS}d}"
-
-
-def _list_sk(status_ms: int, task_id: str) -> str:
-    return f"{status_ms:0{_MS_DIGITS}d}#{_enc(task_id)}"
-
-
-def _key(pk: str, sk: str) -> Item:
-    return {table.PK: {"S": pk}, table.SK: {"S": sk}}
-
-
-# --- sizes and errors ------------------------------------------------------------------
-
-
-def _item_size(item: Item) -> int:
-    """DynamoDB's item size: attribute names plus values (numbers count ~1 byte per 2 digits)."""
-    size = 0
-    for name, value in item.items():
-        size += len(name.encode())
-        if "S" in value:
-            size += len(value["S"].encode())
-        elif "B" in value:
-            size += len(value["B"])
-        elif "N" in value:
-            size += len(value["N"]) // 2 + 2
-        else:
-            size += len(json.dumps(value))
-    return size
-
-
-def _check_size(item: Item, what: str) -> None:
-    size = _item_size(item)
-    if size > MAX_ITEM_BYTES:
-        raise InvalidParamsError(
-            f"{what} is too large to store: {size} bytes, over DynamoDB's 400 KB item limit",
-            violations=[("message", "content over the 400 KB item limit")],
-        )
-
-
-def _reasons(exc: botocore.exceptions.ClientError) -> list[Item]:
-    if exc.response.get("Error", {}).get("Code") != "TransactionCanceledException":
-        raise exc
-    reasons: Any = exc.response.get("CancellationReasons", [])
-    return [dict(reason) for reason in reasons]
-
-
-def _reason_code(reasons: list[Item], index: int) -> str:
-    return str(reasons[index].get("Code", "")) if index < len(reasons) else ""
-
-
-def _failed(reasons: list[Item], index: int) -> bool:
-    return _reason_code(reasons, index) == "ConditionalCheckFailed"
-
-
-def _claimed_task(reason: Item) -> str:
-    item = reason.get("Item") or {}
+def _claimed_task(cancellation: Cancellation, claim: int) -> str:
+    item = cancellation.old_item(claim) or {}
     return str(item.get("task_id", {}).get("S", ""))
-
-
-def _transaction_error(exc: Exception, reasons: list[Item]) -> Exception:
-    codes = {str(reason.get("Code", "")) for reason in reasons}
-    if codes & {"ThrottlingError", "ProvisionedThroughputExceeded", "TransactionConflict"}:
-        return UnavailableError()
-    log.error("DynamoDB transaction cancelled: %s %s", exc, codes)
-    return InternalError()
-
-
-# --- page tokens -----------------------------------------------------------------------
-# Same format as the embedded store. The token is only a position (status ms, task id): the
-# start key is rebuilt from the caller's scope, so a forged token never reaches another's tasks.
-
-
-def _encode_token(status_ms: int, task_id: str) -> str:
-    return base64.urlsafe_b64encode(json.dumps([status_ms, task_id]).encode()).decode()
-
-
-def _decode_token(token: str) -> tuple[int, str]:
-    try:
-        status_ms, task_id = json.loads(base64.urlsafe_b64decode(token.encode()))
-        if (
-            isinstance(status_ms, int)
-            and not isinstance(status_ms, bool)
-            and 0 <= status_ms < 10**_MS_DIGITS
-            and isinstance(task_id, str)
-            and task_id
-        ):
-            return status_ms, task_id
-    except (ValueError, TypeError, binascii.Error):
-        pass
-    raise InvalidParamsError("pageToken is not a token this server issued",
-                             violations=[("page_token", "invalid page token")])

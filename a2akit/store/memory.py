@@ -8,17 +8,13 @@ JSON-RPC app and the gRPC server in one loop; test clients may use another threa
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import builtins
 import dataclasses
-import json
 import threading
 from collections.abc import Sequence
 
-from a2akit.clock import timestamp_ms
-from a2akit.errors import InvalidParamsError
 from a2akit.generated import a2a_pb2 as pb
+from a2akit.store import cursor
 from a2akit.store.base import (
     DuplicateMessageError,
     Scope,
@@ -38,7 +34,7 @@ class _Record:
     snapshot: bytes
     version: int
     events: list[bytes]
-    status_ms: int
+    position: cursor.Position  # taken under the store's lock: positions follow write order
     configs: dict[str, bytes] = dataclasses.field(default_factory=dict)
 
 
@@ -72,7 +68,7 @@ class MemoryStore(TaskStore):
             if key in self._tasks:
                 raise VersionConflictError(task.id)
             record = _Record(task.SerializeToString(), 1, [e.SerializeToString() for e in events],
-                             timestamp_ms(task.status.timestamp))
+                             cursor.position(task))
             self._tasks[key] = record
             stored = StoredTask(_task(record.snapshot), 1, len(record.events))
         self._notify()
@@ -95,7 +91,7 @@ class MemoryStore(TaskStore):
             record.snapshot = task.SerializeToString()
             record.version += 1
             record.events.extend(e.SerializeToString() for e in events)
-            record.status_ms = timestamp_ms(task.status.timestamp)
+            record.position = cursor.position(task)
             stored = StoredTask(_task(record.snapshot), record.version, len(record.events))
         self._notify()
         return stored
@@ -141,32 +137,31 @@ class MemoryStore(TaskStore):
             return self._messages.get(_key(scope, message_id))
 
     async def list(self, scope: Scope, query: TaskQuery) -> TaskPage:
-        after = _decode_token(query.page_token) if query.page_token else None
+        after = cursor.decode(query.page_token) if query.page_token else None
         with self._lock:
             rows = [
-                (record.status_ms, key[2], record.snapshot)
+                (record.position, record.snapshot)
                 for key, record in self._tasks.items()
                 if key[:2] == (scope.tenant, scope.owner)
             ]
         matches = []
-        for status_ms, task_id, raw in rows:
+        for position, raw in rows:
             task = _task(raw)
             if query.context_id and task.context_id != query.context_id:
                 continue
             if query.state and task.status.state != query.state:
                 continue
-            if query.status_after_ms is not None and status_ms < query.status_after_ms:
+            if query.status_after_ms is not None and position.status_ms < query.status_after_ms:
                 continue
-            matches.append((status_ms, task_id, task))
-        matches.sort(key=lambda row: (row[0], row[1]), reverse=True)
+            matches.append((position, task))
+        matches.sort(key=lambda row: row[0], reverse=True)
         start = 0
         if after is not None:
-            start = next((i for i, row in enumerate(matches) if (row[0], row[1]) < after),
-                         len(matches))
+            start = next((i for i, row in enumerate(matches) if row[0] < after), len(matches))
         page = matches[start:start + query.page_size]
         more = start + query.page_size < len(matches)
-        token = _encode_token(page[-1][0], page[-1][1]) if more and page else ""
-        return TaskPage([row[2] for row in page], token, len(matches))
+        token = cursor.encode(page[-1][0]) if more and page else ""
+        return TaskPage([task for _, task in page], token, len(matches))
 
     async def put_push_config(self, scope: Scope, config: pb.TaskPushNotificationConfig) -> None:
         with self._lock:
@@ -207,20 +202,3 @@ def _task(raw: bytes) -> pb.Task:
 
 def _event(raw: bytes) -> pb.StreamResponse:
     return pb.StreamResponse.FromString(raw)
-
-
-# The cursor only positions within the caller's own scope (the scope is in every lookup),
-# so a forged token can skip or repeat the caller's tasks but never reach another's.
-def _encode_token(status_ms: int, task_id: str) -> str:
-    return base64.urlsafe_b64encode(json.dumps([status_ms, task_id]).encode()).decode()
-
-
-def _decode_token(token: str) -> tuple[int, str]:
-    try:
-        status_ms, task_id = json.loads(base64.urlsafe_b64decode(token.encode()))
-        if isinstance(status_ms, int) and isinstance(task_id, str):
-            return status_ms, task_id
-    except (ValueError, TypeError, binascii.Error):
-        pass
-    raise InvalidParamsError("pageToken is not a token this server issued",
-                             violations=[("page_token", "invalid page token")])

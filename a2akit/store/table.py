@@ -1,25 +1,79 @@
-"""The DynamoDB table definition: one source for the store, its tests and the CDK stack."""
+"""The DynamoDB table: its definition (one source for the store, its tests and the CDK stack),
+its key layout and DynamoDB's size limits.
+
+Every key starts with the caller's scope, ``T#<tenant>#O#<owner>``, both parts
+percent-encoded like every id in a key, so no value can forge a ``#`` separator and no two
+scopes share a key (docs/store.md):
+
+    pk                          sk                      what
+    <scope>#TASK#<task id>      TASK                    snapshot (task, version, last_seq; lpk/lsk)
+    <scope>#TASK#<task id>      EV#<seq, 20 digits>     one event (StreamResponse bytes)
+    <scope>#TASK#<task id>      PUSH#<config id>        one push notification config
+    <scope>#MSG#<message id>    MSG                     idempotency claim: the task id
+
+The list index `by_status_time`: ``lpk`` = ``<scope>``, ``lsk`` = the task's `Position`
+(``<status ms, 15 digits>#<write ns, 20 digits>#<task id>``); only snapshots carry them.
+"""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from typing import Any
+from urllib.parse import quote
+
+from a2akit.errors import InvalidParamsError
+from a2akit.store.base import Scope
+from a2akit.store.cursor import STATUS_MS_DIGITS, WRITE_NS_DIGITS, Position
 
 __all__ = [
+    "LAST_EVENT_SK",
     "LIST_INDEX",
     "LIST_INDEX_PK",
     "LIST_INDEX_SK",
+    "MAX_ITEM_BYTES",
+    "MAX_TRANSACTION_BYTES",
+    "MAX_TRANSACTION_ITEMS",
+    "MESSAGE_SK",
     "PK",
+    "PUSH_PREFIX",
     "SK",
+    "SNAPSHOT_SK",
     "TTL_ATTRIBUTE",
+    "Item",
+    "check_size",
+    "check_transaction",
     "create_table_kwargs",
+    "event_sk",
+    "item_size",
+    "key",
+    "list_position",
+    "list_sk",
+    "list_sk_from",
+    "message_pk",
+    "push_sk",
+    "scope_prefix",
+    "task_pk",
 ]
 
 PK = "pk"
 SK = "sk"
 LIST_INDEX = "by_status_time"
-LIST_INDEX_PK = "lpk"  # tenant + owner of a task snapshot item
-LIST_INDEX_SK = "lsk"  # status time (zero-padded ms) + task id: newest first when reversed
+LIST_INDEX_PK = "lpk"  # the scope of a task snapshot item
+LIST_INDEX_SK = "lsk"  # the task's Position, fixed width: newest first when reversed
 TTL_ATTRIBUTE = "expires_at"
+
+SNAPSHOT_SK = "TASK"
+MESSAGE_SK = "MSG"
+PUSH_PREFIX = "PUSH#"
+_EVENT_PREFIX = "EV#"
+_SEQ_DIGITS = 20
+
+MAX_ITEM_BYTES = 400 * 1024  # DynamoDB's item size limit (names + values)
+MAX_TRANSACTION_ITEMS = 100
+MAX_TRANSACTION_BYTES = 4 * 1024 * 1024
+
+Item = dict[str, Any]  # an item in DynamoDB's attribute-value form
 
 
 def create_table_kwargs(table_name: str) -> dict[str, Any]:
@@ -47,3 +101,99 @@ def create_table_kwargs(table_name: str) -> dict[str, Any]:
         ],
         "StreamSpecification": {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
     }
+
+
+# --- keys ------------------------------------------------------------------------------
+
+
+def _enc(value: str) -> str:
+    """Percent-encode everything but unreserved characters: no `#` survives."""
+    return quote(value, safe="")
+
+
+def scope_prefix(scope: Scope) -> str:
+    return f"T#{_enc(scope.tenant)}#O#{_enc(scope.owner)}"
+
+
+def task_pk(scope: Scope, task_id: str) -> str:
+    return f"{scope_prefix(scope)}#TASK#{_enc(task_id)}"
+
+
+def message_pk(scope: Scope, message_id: str) -> str:
+    return f"{scope_prefix(scope)}#MSG#{_enc(message_id)}"
+
+
+def event_sk(seq: int) -> str:
+    return f"{_EVENT_PREFIX}{seq:0{_SEQ_DIGITS}d}"
+
+
+LAST_EVENT_SK = event_sk(10**_SEQ_DIGITS - 1)
+
+
+def push_sk(config_id: str) -> str:
+    return PUSH_PREFIX + _enc(config_id)
+
+
+def key(pk: str, sk: str) -> Item:
+    return {PK: {"S": pk}, SK: {"S": sk}}
+
+
+def list_sk(position: Position) -> str:
+    return (f"{position.status_ms:0{STATUS_MS_DIGITS}d}#{position.write_ns:0{WRITE_NS_DIGITS}d}"
+            f"#{_enc(position.task_id)}")
+
+
+def list_sk_from(status_ms: int) -> str:
+    """The least `lsk` of a status time: ``lsk >= list_sk_from(t)`` keeps status times >= t."""
+    return f"{status_ms:0{STATUS_MS_DIGITS}d}"
+
+
+def list_position(item: Item, task_id: str) -> Position:
+    """The position a snapshot item's `lsk` holds (the task id is the snapshot's own)."""
+    status_ms, stamp, _ = item[LIST_INDEX_SK]["S"].split("#", 2)
+    return Position(int(status_ms), int(stamp), task_id)
+
+
+# --- sizes -----------------------------------------------------------------------------
+
+
+def item_size(item: Item) -> int:
+    """DynamoDB's item size: attribute names plus values (numbers count ~1 byte per 2 digits)."""
+    size = 0
+    for name, value in item.items():
+        size += len(name.encode())
+        if "S" in value:
+            size += len(value["S"].encode())
+        elif "B" in value:
+            size += len(value["B"])
+        elif "N" in value:
+            size += len(value["N"]) // 2 + 2
+        else:
+            size += len(json.dumps(value))
+    return size
+
+
+def check_size(item: Item, what: str) -> None:
+    """Raises InvalidParamsError, before anything is written, for an item over 400 KB."""
+    size = item_size(item)
+    if size > MAX_ITEM_BYTES:
+        raise InvalidParamsError(
+            f"{what} is too large to store: {size} bytes, over DynamoDB's 400 KB item limit",
+            violations=[("message", "content over the 400 KB item limit")],
+        )
+
+
+def check_transaction(items: Sequence[Item]) -> None:
+    """Raises InvalidParamsError when the items of one write, plus a message claim, would
+    break DynamoDB's transaction limits (100 items, 4 MB)."""
+    total = sum(item_size(item) for item in items)
+    # 2 KB spare: the message claim and the request's own overhead.
+    if total > MAX_TRANSACTION_BYTES - 2048:
+        raise InvalidParamsError(
+            f"one write of {total} bytes is over DynamoDB's 4 MB transaction limit",
+            violations=[("message", "content over the 4 MB transaction limit")],
+        )
+    if len(items) + 1 > MAX_TRANSACTION_ITEMS:
+        raise InvalidParamsError(
+            f"too many events in one write (at most {MAX_TRANSACTION_ITEMS - 2})"
+        )

@@ -10,20 +10,22 @@ import pytest
 from google.protobuf import empty_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
-from grpc_support import V1, Harness, Start, failure, send_request, user_message
 
 from a2akit.errors import DOMAIN
 from a2akit.examples.cancellable import CountingAgent
 from a2akit.examples.streaming import StreamingAgent
 from a2akit.generated import a2a_pb2 as pb
 from grpc_service.server import SERVICE_NAME
+from tests.support.errors import grpc_failure, grpc_status
+from tests.support.harness import GrpcHarness, Start
+from tests.support.messages import V1, send_request
 
 pytestmark = pytest.mark.anyio
 
 PUBLIC_HOOK = "https://93.184.215.14/a2a-hook"
 
 
-async def _task(env: Harness, text: str = "hello") -> pb.Task:
+async def _task(env: GrpcHarness, text: str = "hello") -> pb.Task:
     response = await env.stub.SendMessage(send_request(text), metadata=V1)
     assert response.HasField("task")
     return response.task
@@ -45,7 +47,7 @@ async def _stream_error(call: Any) -> grpc.aio.AioRpcError:
 # --- operations ---------------------------------------------------------------------------------
 
 
-async def test_send_message_echo(grpc_env: Harness) -> None:
+async def test_send_message_echo(grpc_env: GrpcHarness) -> None:
     task = await _task(grpc_env, "hello grpc")
     assert task.status.state == pb.TASK_STATE_COMPLETED
     assert task.artifacts[0].parts[0].text == "hello grpc"
@@ -72,7 +74,7 @@ async def test_streaming_event_sequence(start: Start) -> None:
     assert all(e.status_update.task_id == task_id for e in events if e.HasField("status_update"))
 
 
-async def test_get_task(grpc_env: Harness) -> None:
+async def test_get_task(grpc_env: GrpcHarness) -> None:
     task = await _task(grpc_env)
     got = await grpc_env.stub.GetTask(pb.GetTaskRequest(id=task.id, history_length=0),
                                       metadata=V1)
@@ -80,7 +82,7 @@ async def test_get_task(grpc_env: Harness) -> None:
     assert len(got.history) == 0
 
 
-async def test_list_tasks(grpc_env: Harness) -> None:
+async def test_list_tasks(grpc_env: GrpcHarness) -> None:
     first, second = await _task(grpc_env, "a"), await _task(grpc_env, "b")
     listed = await grpc_env.stub.ListTasks(pb.ListTasksRequest(page_size=10), metadata=V1)
     assert {t.id for t in listed.tasks} == {first.id, second.id}
@@ -99,8 +101,8 @@ async def test_cancel_task_and_not_cancelable(start: Start) -> None:
     canceled = await env.stub.CancelTask(pb.CancelTaskRequest(id=task_id), metadata=V1)
     assert canceled.status.state == pb.TASK_STATE_CANCELED
     error = await _error(env.stub.CancelTask(pb.CancelTaskRequest(id=task_id), metadata=V1))
-    found = failure(error)
-    assert found.code == grpc.StatusCode.FAILED_PRECONDITION
+    found = grpc_failure(error)
+    assert error.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert found.info.reason == "TASK_NOT_CANCELABLE" and found.info.metadata["taskId"] == task_id
 
 
@@ -123,16 +125,16 @@ async def test_subscribe_to_task(start: Start) -> None:
     assert await stream.code() == grpc.StatusCode.OK
 
 
-async def test_subscribe_to_terminal_task_is_unsupported(grpc_env: Harness) -> None:
+async def test_subscribe_to_terminal_task_is_unsupported(grpc_env: GrpcHarness) -> None:
     task = await _task(grpc_env)
     error = await _stream_error(grpc_env.stub.SubscribeToTask(
         pb.SubscribeToTaskRequest(id=task.id), metadata=V1))
-    found = failure(error)
-    assert found.code == grpc.StatusCode.FAILED_PRECONDITION
+    found = grpc_failure(error)
+    assert error.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert found.info.reason == "UNSUPPORTED_OPERATION"
 
 
-async def test_push_config_lifecycle(grpc_env: Harness) -> None:
+async def test_push_config_lifecycle(grpc_env: GrpcHarness) -> None:
     stub, task = grpc_env.stub, await _task(grpc_env)
     created = await stub.CreateTaskPushNotificationConfig(
         pb.TaskPushNotificationConfig(task_id=task.id, url=PUBLIC_HOOK, token="t"), metadata=V1)
@@ -151,15 +153,15 @@ async def test_push_config_lifecycle(grpc_env: Harness) -> None:
     assert not listed.configs
     error = await _error(stub.GetTaskPushNotificationConfig(
         pb.GetTaskPushNotificationConfigRequest(task_id=task.id, id=created.id), metadata=V1))
-    assert failure(error).info.reason == "TASK_NOT_FOUND"
+    assert grpc_failure(error).info.reason == "TASK_NOT_FOUND"
 
 
-async def test_push_config_private_url_is_invalid(grpc_env: Harness) -> None:
+async def test_push_config_private_url_is_invalid(grpc_env: GrpcHarness) -> None:
     task = await _task(grpc_env)
     error = await _error(grpc_env.stub.CreateTaskPushNotificationConfig(
         pb.TaskPushNotificationConfig(task_id=task.id, url="http://127.0.0.1/x"), metadata=V1))
-    found = failure(error)
-    assert found.code == grpc.StatusCode.INVALID_ARGUMENT
+    found = grpc_failure(error)
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert found.bad_request is not None and found.bad_request.field_violations[0].field == "url"
 
 
@@ -167,16 +169,16 @@ async def test_push_not_supported(start: Start) -> None:
     env = await start(push_notifications=False)
     error = await _error(env.stub.ListTaskPushNotificationConfigs(
         pb.ListTaskPushNotificationConfigsRequest(task_id="x"), metadata=V1))
-    found = failure(error)
-    assert found.code == grpc.StatusCode.FAILED_PRECONDITION
+    found = grpc_failure(error)
+    assert error.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert found.info.reason == "PUSH_NOTIFICATION_NOT_SUPPORTED"
 
 
-async def test_extended_agent_card_not_declared(grpc_env: Harness) -> None:
+async def test_extended_agent_card_not_declared(grpc_env: GrpcHarness) -> None:
     error = await _error(grpc_env.stub.GetExtendedAgentCard(pb.GetExtendedAgentCardRequest(),
                                                             metadata=V1))
-    found = failure(error)
-    assert found.code == grpc.StatusCode.FAILED_PRECONDITION
+    found = grpc_failure(error)
+    assert error.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert found.info.reason == "UNSUPPORTED_OPERATION" and found.info.domain == DOMAIN
 
 
@@ -185,37 +187,37 @@ async def test_extended_agent_card_not_configured(start: Start) -> None:
     metadata = (*V1, ("authorization", "Bearer secret"))
     error = await _error(env.stub.GetExtendedAgentCard(pb.GetExtendedAgentCardRequest(),
                                                        metadata=metadata))
-    found = failure(error)
-    assert found.code == grpc.StatusCode.FAILED_PRECONDITION
+    found = grpc_failure(error)
+    assert error.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert found.info.reason == "EXTENDED_AGENT_CARD_NOT_CONFIGURED"
 
 
 # --- errors -------------------------------------------------------------------------------------
 
 
-async def test_task_not_found(grpc_env: Harness) -> None:
+async def test_task_not_found(grpc_env: GrpcHarness) -> None:
     error = await _error(grpc_env.stub.GetTask(pb.GetTaskRequest(id="nope"), metadata=V1))
-    found = failure(error)
-    assert found.code == grpc.StatusCode.NOT_FOUND
-    assert found.status.code == grpc.StatusCode.NOT_FOUND.value[0]
+    found = grpc_failure(error)
+    assert error.code() == grpc.StatusCode.NOT_FOUND
+    assert grpc_status(error).code == grpc.StatusCode.NOT_FOUND.value[0]
     assert found.info.reason == "TASK_NOT_FOUND"
     assert found.info.domain == "a2a-protocol.org"
     assert dict(found.info.metadata) == {"taskId": "nope"}
     assert found.message == "Task not found"
 
 
-async def test_stream_error_before_first_event(grpc_env: Harness) -> None:
+async def test_stream_error_before_first_event(grpc_env: GrpcHarness) -> None:
     error = await _stream_error(grpc_env.stub.SubscribeToTask(
         pb.SubscribeToTaskRequest(id="nope"), metadata=V1))
-    found = failure(error)
-    assert found.code == grpc.StatusCode.NOT_FOUND and found.info.reason == "TASK_NOT_FOUND"
+    found = grpc_failure(error)
+    assert error.code() == grpc.StatusCode.NOT_FOUND and found.info.reason == "TASK_NOT_FOUND"
 
 
 @pytest.mark.parametrize("metadata", [(), (("a2a-version", "0.3"),), (("a2a-version", "2.0"),)])
-async def test_version_not_supported(grpc_env: Harness, metadata: tuple[Any, ...]) -> None:
+async def test_version_not_supported(grpc_env: GrpcHarness, metadata: tuple[Any, ...]) -> None:
     error = await _error(grpc_env.stub.GetTask(pb.GetTaskRequest(id="x"), metadata=metadata))
-    found = failure(error)
-    assert found.code == grpc.StatusCode.FAILED_PRECONDITION
+    found = grpc_failure(error)
+    assert error.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert found.info.reason == "VERSION_NOT_SUPPORTED"
     assert found.info.metadata["supportedVersions"] == "1.0"
 
@@ -223,35 +225,35 @@ async def test_version_not_supported(grpc_env: Harness, metadata: tuple[Any, ...
 async def test_version_checked_before_auth_and_operation(start: Start) -> None:
     env = await start(allow_anonymous=False)
     error = await _error(env.stub.GetTask(pb.GetTaskRequest(), metadata=()))
-    assert failure(error).info.reason == "VERSION_NOT_SUPPORTED"
+    assert grpc_failure(error).info.reason == "VERSION_NOT_SUPPORTED"
     error = await _error(env.stub.GetTask(pb.GetTaskRequest(), metadata=V1))
-    assert failure(error).info.reason == "UNAUTHENTICATED"
+    assert grpc_failure(error).info.reason == "UNAUTHENTICATED"
 
 
-async def test_version_with_patch_accepted(grpc_env: Harness) -> None:
+async def test_version_with_patch_accepted(grpc_env: GrpcHarness) -> None:
     response = await grpc_env.stub.SendMessage(send_request("x"),
                                                metadata=(("a2a-version", "1.0.3"),))
     assert response.task.status.state == pb.TASK_STATE_COMPLETED
 
 
-async def test_missing_required_fields(grpc_env: Harness) -> None:
+async def test_missing_required_fields(grpc_env: GrpcHarness) -> None:
     error = await _error(grpc_env.stub.SendMessage(
         pb.SendMessageRequest(message=pb.Message(parts=[pb.Part(text="x")])), metadata=V1))
-    found = failure(error)
-    assert found.code == grpc.StatusCode.INVALID_ARGUMENT
+    found = grpc_failure(error)
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert found.info.reason == "INVALID_PARAMS"
     assert found.bad_request is not None
     fields = {v.field for v in found.bad_request.field_violations}
     assert fields == {"message.message_id", "message.role"}
     error = await _error(grpc_env.stub.GetTask(pb.GetTaskRequest(), metadata=V1))
-    assert failure(error).bad_request is not None
+    assert grpc_failure(error).bad_request is not None
 
 
 async def test_unauthenticated(start: Start) -> None:
     env = await start(allow_anonymous=False, bearer_tokens={"secret": "alice"})
     error = await _error(env.stub.SendMessage(send_request("x"), metadata=V1))
-    found = failure(error)
-    assert found.code == grpc.StatusCode.UNAUTHENTICATED
+    found = grpc_failure(error)
+    assert error.code() == grpc.StatusCode.UNAUTHENTICATED
     assert found.info.reason == "UNAUTHENTICATED"
     bad = (*V1, ("authorization", "Bearer wrong"))
     error = await _error(env.stub.SendMessage(send_request("x"), metadata=bad))
@@ -270,13 +272,13 @@ async def test_unexpected_exception_is_internal_without_details(start: Start) ->
     async def boom(*args: Any) -> Any:
         raise RuntimeError("secret database password in message")
 
-    env.ops.get_task = boom
+    env.ops.store.get = boom
     with pytest.raises(grpc.aio.AioRpcError) as caught:
         await env.stub.GetTask(pb.GetTaskRequest(id="x"), metadata=V1)
     error = caught.value
     assert error.code() == grpc.StatusCode.INTERNAL
     assert "secret" not in (error.details() or "")
-    found = failure(error)
+    found = grpc_failure(error)
     assert found.info.reason == "INTERNAL_ERROR"
 
 
@@ -311,14 +313,14 @@ async def test_extensions_are_echoed(start: Start) -> None:
 # --- health and reflection ----------------------------------------------------------------------
 
 
-async def test_health_serving(grpc_env: Harness) -> None:
+async def test_health_serving(grpc_env: GrpcHarness) -> None:
     health = health_pb2_grpc.HealthStub(grpc_env.channel)
     for service in ("", SERVICE_NAME):
         response = await health.Check(health_pb2.HealthCheckRequest(service=service))
         assert response.status == health_pb2.HealthCheckResponse.SERVING
 
 
-async def test_reflection_lists_service(grpc_env: Harness) -> None:
+async def test_reflection_lists_service(grpc_env: GrpcHarness) -> None:
     stub = reflection_pb2_grpc.ServerReflectionStub(grpc_env.channel)
 
     async def requests() -> Any:
@@ -338,12 +340,8 @@ async def test_message_size_limit(start: Start) -> None:
     assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
 
 
-async def test_user_message_helper_is_valid() -> None:
-    assert user_message("x").role == pb.ROLE_USER
-
-
-async def test_graceful_shutdown_reports_not_serving(grpc_env: Harness) -> None:
-    await grpc_env.server.a2a_health.enter_graceful_shutdown()
+async def test_graceful_shutdown_reports_not_serving(grpc_env: GrpcHarness) -> None:
+    await grpc_env.health.enter_graceful_shutdown()
     health = health_pb2_grpc.HealthStub(grpc_env.channel)
     response = await health.Check(health_pb2.HealthCheckRequest(service=SERVICE_NAME))
     assert response.status == health_pb2.HealthCheckResponse.NOT_SERVING
@@ -351,9 +349,9 @@ async def test_graceful_shutdown_reports_not_serving(grpc_env: Harness) -> None:
 
 def test_server_options_limit_size_and_keep_alive() -> None:
     from a2akit.settings import Settings
-    from grpc_service.server import _server_options
+    from grpc_service.server import server_options
 
-    options = dict(_server_options(Settings(max_request_bytes=2048)))
+    options = dict(server_options(Settings(max_request_bytes=2048)))
     assert options["grpc.max_receive_message_length"] == 2048
     assert "grpc.max_send_message_length" not in options
     assert options["grpc.keepalive_time_ms"] < 60_000  # below the ALB idle timeout

@@ -7,12 +7,25 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+from aws_cdk import App, Stack
+from aws_cdk import aws_sqs as sqs
 from aws_cdk.assertions import Template
 from cfnlint.api import ManualArgs, lint_file  # type: ignore[import-untyped]
+
+from infra.app import build_app
+
+# Each synth runs the CDK's node process (jsii); validation costs 11-15 s more.
+pytestmark = pytest.mark.slow
 
 # Warnings about what CDK itself generates: explicit DependsOn next to a Ref (W3005), and the
 # AZ names committed in cdk.json for offline synth (W3010).
 _IGNORED_LINT_CHECKS = ["W3005", "W3010"]
+
+
+def _conclusions(report: dict[str, Any]) -> dict[str, str]:
+    """Plugin name -> success or failure, for the plugins that reported."""
+    return {plugin["pluginName"]: plugin["conclusion"] for plugin in report["pluginReports"]}
 
 
 def test_validation_on_with_cdk_nag(
@@ -20,9 +33,10 @@ def test_validation_on_with_cdk_nag(
 ) -> None:
     # The one synth with CloudFormation validation on; cdk-nag runs in every synth
     # (build_app registers it) and fails synthesis on any unacknowledged finding.
-    _, template, _ = synth(empty_bundle, tmp_path, validate=True)
-    assert isinstance(template, Template)
+    synth(empty_bundle, tmp_path, validate=True)
     report = json.loads((tmp_path / "validation-report.json").read_text())
+    # Without validation the report is written too, but no plugin reports in it.
+    assert _conclusions(report).get("CloudFormation Validate") == "success", report
     failures = [
         (plugin["pluginName"], violation["ruleName"])
         for plugin in report["pluginReports"]
@@ -30,6 +44,20 @@ def test_validation_on_with_cdk_nag(
         if violation["severity"] in ("error", "fatal")
     ]
     assert failures == []
+
+
+def test_cdk_nag_fails_synthesis_on_an_unacknowledged_finding(
+    cdk_context: dict[str, Any], empty_bundle: Path, tmp_path: Path
+) -> None:
+    # What the test above relies on: a resource nobody acknowledged stops the synth.
+    app = App(context=cdk_context, outdir=str(tmp_path), builtin_cloud_formation_validation=False)
+    build_app(app, lambda_bundle=str(empty_bundle))
+    (stack,) = (child for child in app.node.children if isinstance(child, Stack))
+    sqs.Queue(stack, "QueueWithoutDlqOrTls")
+    with pytest.raises(RuntimeError, match="ValidationFailed"):
+        app.synth()
+    report = json.loads((tmp_path / "validation-report.json").read_text())
+    assert _conclusions(report).get("AwsSolutions") == "failure", report
 
 
 def test_cfn_lint_finds_nothing(synthesized: tuple[Template, Path]) -> None:

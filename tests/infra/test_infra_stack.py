@@ -25,6 +25,9 @@ from infra.table import DATA_ACTIONS, INDEX_ACTIONS
 
 Synth = Callable[..., tuple[Any, Template, Path]]
 
+# The CDK synthesizes through its node process (jsii).
+pytestmark = pytest.mark.slow
+
 
 def _only(template: Template, resource_type: str) -> dict[str, Any]:
     (resource,) = template.find_resources(resource_type).values()

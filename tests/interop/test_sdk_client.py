@@ -7,11 +7,8 @@ The SDK lives in its own venv (.cache/sdk-venv, installed on first use) and the 
 from __future__ import annotations
 
 import json
-import os
-import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 import venv
@@ -21,19 +18,13 @@ from typing import Any
 
 import pytest
 
+from tests.support.processes import ROOT, free_port, python_env, running
+
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[2]
 SDK_VENV = ROOT / ".cache" / "sdk-venv"
 SDK_SPEC = "a2a-sdk[grpc]>=1,<2"
 CLIENT = Path(__file__).with_name("sdk_client.py")
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def _pypi_reachable() -> bool:
@@ -63,35 +54,12 @@ def sdk_python() -> Path:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    port, grpc_port = _free_port(), _free_port()
-    env = {key: value for key, value in os.environ.items() if not key.startswith("A2A_")}
-    env["PYTHONPATH"] = str(ROOT)
-    log_path = tmp_path_factory.mktemp("serve_local") / "server.log"
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "scripts.serve_local", "--port", str(port),
-             "--grpc-port", str(grpc_port)], cwd=ROOT, env=env, stdout=log,
-            stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            assert process.poll() is None, log_path.read_text()
-            try:
-                with urllib.request.urlopen(f"{base}/.well-known/agent-card.json", timeout=1):
-                    break
-            except OSError as exc:
-                if time.monotonic() > deadline:
-                    raise AssertionError("server never answered:\n" + log_path.read_text()) from exc
-                time.sleep(0.1)
-        yield base
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    port, grpc_port = free_port(), free_port()
+    log = tmp_path_factory.mktemp("serve_local") / "server.log"
+    command = [sys.executable, "-m", "scripts.serve_local", "--port", str(port),
+               "--grpc-port", str(grpc_port)]
+    with running(command, ports=[port, grpc_port], env=python_env(), log=log):
+        yield f"http://127.0.0.1:{port}"
 
 
 @pytest.fixture(scope="module")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import copy
 import json
 import pathlib
@@ -15,10 +16,7 @@ from mangum import Mangum
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
-from a2akit.examples.echo import EchoAgent
-from a2akit.runtime import build_operations
-from a2akit.settings import Settings
-from a2akit.store.memory import MemoryStore
+from a2akit.operations import Operations
 from handlers.jsonrpc_app import create_app
 
 EVENTS = pathlib.Path(__file__).parent.parent / "events"
@@ -154,37 +152,33 @@ def make_client(kind: str, app: Starlette) -> Client:
 
 
 KINDS = ["asgi", "apigw_http_v2", "function_url"]
-ANON = Settings(allow_anonymous=True, push_notifications=True)
 
 
-def serve(kind: str, agent: Any = None, settings: Settings = ANON,
-          store: Any = None) -> Iterator[Client]:
-    """One client of `kind` over a fresh core; the Lambda kinds get their own event loop,
-    as each Lambda container has one."""
-    loop = None
-    if kind != "asgi":
-        loop = asyncio.new_event_loop()
-        asyncio.set_event_loop(loop)
-    ops = build_operations(settings, store or MemoryStore(), agent or EchoAgent())
-    client = make_client(kind, create_app(ops))
+@contextlib.contextmanager
+def lambda_event_loop() -> Iterator[asyncio.AbstractEventLoop]:
+    """The event loop a Lambda client's invocations run on, as in one Lambda container: set as
+    current for Mangum, and closed on exit with whatever the invocations left running."""
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
     try:
-        yield client
+        yield loop
     finally:
-        client.close()
-        if loop is not None:
-            for task in asyncio.all_tasks(loop):
-                task.cancel()
-            loop.run_until_complete(asyncio.sleep(0))
-            loop.close()
-            asyncio.set_event_loop(None)
+        for task in asyncio.all_tasks(loop):
+            task.cancel()
+        loop.run_until_complete(asyncio.sleep(0))
+        loop.close()
+        asyncio.set_event_loop(None)
 
 
-def user_message(text: str = "hello", message_id: str | None = None,
-                 **fields: Any) -> dict[str, Any]:
-    import uuid
-
-    return {"messageId": message_id or str(uuid.uuid4()), "role": "ROLE_USER",
-            "parts": [{"text": text}], **fields}
+def serve(kind: str, ops: Operations) -> Iterator[Client]:
+    """A client of `kind` in front of the JSON-RPC app over `ops`; a Lambda kind runs on an
+    event loop of its own, as in one Lambda container."""
+    with contextlib.ExitStack() as stack:
+        if kind != "asgi":
+            stack.enter_context(lambda_event_loop())
+        client = make_client(kind, create_app(ops))
+        stack.callback(client.close)
+        yield client
 
 
 def iter_kinds() -> Iterator[str]:

@@ -30,13 +30,16 @@ from hypothesis import strategies as st
 
 from a2akit.auth import ANONYMOUS
 from a2akit.errors import CATALOGUE
+from a2akit.examples.echo import EchoAgent
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.limits import ERROR_MESSAGE_CHARS, MAX_ID_BYTES, MAX_JSON_DEPTH
 from a2akit.operations import OPERATIONS
+from a2akit.runtime import build_operations
 from a2akit.states import apply_event
 from a2akit.store.base import Scope, TaskQuery
 from a2akit.store.memory import MemoryStore
 from tests.jsonrpc.client import V1, Client, serve
+from tests.support.harness import ANON
 
 TENANT = "fuzz-tenant"
 HOOK = "https://93.184.216.34/hook"
@@ -96,7 +99,7 @@ def fuzz() -> Iterator[Fuzz]:
         targets = []
         for kind in ("asgi", "apigw_http_v2"):
             store = MemoryStore()
-            clients = serve(kind, store=store)
+            clients = serve(kind, build_operations(ANON, store=store, agent=EchoAgent()))
             stack.callback(clients.close)
             targets.append(Target(next(clients), store, {""}, {}))
         found = Fuzz(targets)

@@ -3,21 +3,14 @@ JSON-RPC error, through the ASGI app and the Mangum handler, and nothing is stor
 
 from __future__ import annotations
 
-import asyncio
-import email.utils
 import json
 import logging
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
-import httpx
 import pytest
-import uvicorn
 
-from a2akit.agent import RequestContext, TaskHandle
+from a2akit.examples.echo import EchoAgent
 from a2akit.limits import (
     MAX_HISTORY_LENGTH,
     MAX_ID_BYTES,
@@ -27,17 +20,16 @@ from a2akit.limits import (
     MAX_PARTS_PER_MESSAGE,
 )
 from a2akit.runtime import build_operations
-from a2akit.settings import Settings
 from a2akit.store.dynamodb import DynamoDBStore
-from a2akit.store.memory import MemoryStore
-from handlers.jsonrpc_app import AGENT_CARD_PATH, create_app
 from tests.dynamodb_local import refusing_client
-from tests.jsonrpc.client import KINDS, V1, Client, serve, user_message
+from tests.jsonrpc.client import KINDS, V1, Client, serve
+from tests.support.harness import ANON, memory_operations
+from tests.support.messages import user_message
 
 
 @pytest.fixture(params=KINDS)
 def rpc(request: pytest.FixtureRequest) -> Iterator[Client]:
-    yield from serve(str(request.param))
+    yield from serve(str(request.param), memory_operations())
 
 
 def _post(rpc: Client, body: bytes | str) -> dict[str, Any]:
@@ -327,127 +319,9 @@ def test_other_minor_versions_are_refused(rpc: Client, version: str) -> None:
 @pytest.mark.parametrize("kind", KINDS)
 def test_unavailable_store_is_retryable_internal_error(kind: str) -> None:
     with refusing_client() as client:
-        for rpc in serve(kind, store=DynamoDBStore("a2akit-unreachable", client)):
+        store = DynamoDBStore("a2akit-unreachable", client)
+        for rpc in serve(kind, build_operations(ANON, store=store, agent=EchoAgent())):
             error = rpc.error("GetTask", {"id": "x"})
             assert error["code"] == -32603
             info = error["data"][0]
             assert info["reason"] == "UNAVAILABLE" and info["metadata"] == {"retryable": "true"}
-
-
-# --- agent card: conditional requests ----------------------------------------------------------
-
-
-@pytest.fixture(params=KINDS)
-def card(request: pytest.FixtureRequest) -> Iterator[tuple[Client, dict[str, str]]]:
-    for client in serve(str(request.param)):
-        first = client.get(AGENT_CARD_PATH)
-        assert first.status == 200
-        yield client, first.headers
-
-
-def test_card_has_last_modified(card: tuple[Client, dict[str, str]]) -> None:
-    _, headers = card
-    modified = email.utils.parsedate_to_datetime(headers["last-modified"])
-    assert abs(modified.timestamp() - time.time()) < 60
-    assert headers["last-modified"].endswith(" GMT")
-    assert "max-age" in headers["cache-control"] and headers["etag"].startswith('"')
-
-
-def _card_status(client: Client, headers: dict[str, str]) -> int:
-    reply = client.get(AGENT_CARD_PATH, headers)
-    if reply.status == 304:
-        assert reply.body == b"" and reply.headers["etag"] and reply.headers["last-modified"]
-        assert reply.headers["cache-control"]
-    return reply.status
-
-
-def test_card_if_none_match(card: tuple[Client, dict[str, str]]) -> None:
-    client, headers = card
-    etag = headers["etag"]
-    assert _card_status(client, {"If-None-Match": etag}) == 304
-    assert _card_status(client, {"If-None-Match": "W/" + etag}) == 304  # weak comparison
-    assert _card_status(client, {"If-None-Match": f'"other", {etag}'}) == 304
-    assert _card_status(client, {"If-None-Match": f'"a,b",W/{etag} '}) == 304
-    assert _card_status(client, {"If-None-Match": "*"}) == 304
-    assert _card_status(client, {"If-None-Match": '"other"'}) == 200
-    assert _card_status(client, {"If-None-Match": etag.strip('"')}) == 200  # not an etag
-
-
-def test_card_if_modified_since(card: tuple[Client, dict[str, str]]) -> None:
-    client, headers = card
-    modified = email.utils.parsedate_to_datetime(headers["last-modified"]).timestamp()
-    assert _card_status(client, {"If-Modified-Since": headers["last-modified"]}) == 304
-    as_rfc850 = time.strftime("%A, %d-%b-%y %H:%M:%S GMT", time.gmtime(modified))
-    assert _card_status(client, {"If-Modified-Since": as_rfc850}) == 304  # obsolete format
-    earlier = email.utils.formatdate(modified - 3600, usegmt=True)
-    assert _card_status(client, {"If-Modified-Since": earlier}) == 200
-    assert _card_status(client, {"If-Modified-Since": "yesterday"}) == 200
-    future = email.utils.formatdate(time.time() + 86_400, usegmt=True)
-    assert _card_status(client, {"If-Modified-Since": future}) == 200  # invalid: in the future
-
-
-def test_card_if_none_match_wins_over_if_modified_since(
-        card: tuple[Client, dict[str, str]]) -> None:
-    client, headers = card
-    assert _card_status(client, {"If-None-Match": '"other"',
-                                 "If-Modified-Since": headers["last-modified"]}) == 200
-    earlier = email.utils.formatdate(time.time() - 86_400, usegmt=True)
-    assert _card_status(client, {"If-None-Match": headers["etag"],
-                                 "If-Modified-Since": earlier}) == 304
-
-
-# --- a client that leaves an SSE stream --------------------------------------------------------
-
-
-class _SlowAgent:
-    """Reports working, then stays silent: the stream waits for its next event."""
-
-    async def execute(self, context: RequestContext, task: TaskHandle) -> None:
-        await task.working("thinking")
-        await asyncio.sleep(2.0)
-        await task.complete("done")
-
-
-@pytest.fixture
-def uvicorn_url() -> Iterator[tuple[str, Any]]:
-    ops = build_operations(Settings(allow_anonymous=True), MemoryStore(), _SlowAgent())
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    # log_config=None: uvicorn's loggers propagate to the root logger, where caplog listens.
-    server = uvicorn.Server(uvicorn.Config(create_app(ops), log_config=None, lifespan="off"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]})
-    thread.start()
-    try:
-        for _ in range(500):
-            if server.started:
-                break
-            time.sleep(0.01)
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}/", server
-    finally:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
-
-
-def test_client_leaving_a_stream_logs_no_error(uvicorn_url: tuple[str, Any],
-                                               caplog: pytest.LogCaptureFixture) -> None:
-    url, server = uvicorn_url
-    caplog.set_level(logging.INFO)
-    body = {"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage",
-            "params": {"message": user_message()}}
-    with httpx.Client(timeout=10) as http:
-        for _ in range(2):  # the second time on a fresh connection
-            with http.stream("POST", url, json=body, headers=V1) as reply:
-                assert reply.headers["content-type"].startswith("text/event-stream")
-                lines = reply.iter_lines()
-                assert next(lines).startswith("data: ")
-            body["params"] = {"message": user_message()}
-    # The server notices the disconnect and ends the request: no connection or task left.
-    state = server.server_state
-    for _ in range(500):
-        if not state.connections and not state.tasks:
-            break
-        time.sleep(0.01)
-    assert not state.connections and not state.tasks
-    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
-    assert not errors, [r.getMessage() for r in errors]

@@ -2,22 +2,29 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from google.rpc import error_details_pb2
 
 from a2akit.agent import RequestContext, TaskHandle
-from a2akit.examples.cancellable import CountingAgent
 from a2akit.examples.echo import EchoAgent
 from a2akit.examples.input_required import GreeterAgent
 from a2akit.examples.streaming import StreamingAgent
 from a2akit.settings import Settings
-from tests.jsonrpc.client import ANON, KINDS, Client, LambdaClient, serve, user_message
+from handlers.jsonrpc_app import create_app
+from tests.jsonrpc.client import KINDS, Client, LambdaClient, lambda_event_loop, make_client
+from tests.support.errors import jsonrpc_failure
+from tests.support.harness import ANON, memory_operations
+from tests.support.messages import user_message
 
 
 @pytest.fixture(params=KINDS)
@@ -26,7 +33,12 @@ def kind(request: pytest.FixtureRequest) -> str:
 
 
 def _client(kind: str, agent: Any = None, settings: Settings = ANON) -> Iterator[Client]:
-    yield from serve(kind, agent, settings)
+    with contextlib.ExitStack() as stack:
+        if kind != "asgi":
+            stack.enter_context(lambda_event_loop())
+        client = make_client(kind, create_app(memory_operations(agent, settings)))
+        stack.callback(client.close)
+        yield client
 
 
 @pytest.fixture
@@ -34,12 +46,9 @@ def rpc(kind: str) -> Iterator[Client]:
     yield from _client(kind)
 
 
-def _info(error: dict[str, Any]) -> dict[str, Any]:
-    data = error["data"]
-    assert isinstance(data, list) and data, error
-    info: dict[str, Any] = data[0]
-    assert info["@type"] == "type.googleapis.com/google.rpc.ErrorInfo"
-    assert info["domain"] == "a2a-protocol.org"
+def _info(error: dict[str, Any]) -> error_details_pb2.ErrorInfo:
+    info = jsonrpc_failure(error).info
+    assert info.domain == "a2a-protocol.org"
     return info
 
 
@@ -67,6 +76,27 @@ def test_repeated_message_id_returns_the_first_task(rpc: Client) -> None:
     assert rpc.result("ListTasks", {})["totalSize"] == 1
 
 
+def test_a_used_message_id_with_other_content_is_a_new_message(rpc: Client) -> None:
+    first = rpc.result("SendMessage", {"message": user_message("one", message_id="m")})["task"]
+    other = rpc.result("SendMessage", {"message": user_message("two", message_id="m")})["task"]
+    assert other["id"] != first["id"]
+    assert other["artifacts"][0]["parts"] == [{"text": "two"}]
+    # The true repeat of the second message is still a duplicate of it.
+    again = rpc.result("SendMessage", {"message": user_message("two", message_id="m")})["task"]
+    assert again["id"] == other["id"]
+    assert rpc.result("ListTasks", {})["totalSize"] == 2
+
+
+def test_a_used_message_id_for_another_task_reaches_that_task(greeter: Client) -> None:
+    waiting = greeter.result("SendMessage", {"message": user_message("hi", message_id="m")})
+    task = waiting["task"]
+    assert task["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+    answer = user_message("Ada", message_id="m", taskId=task["id"])
+    done = greeter.result("SendMessage", {"message": answer})["task"]
+    assert done["id"] == task["id"]
+    assert done["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
 def test_context_id_is_kept_and_returned(rpc: Client) -> None:
     task = rpc.result("SendMessage", {"message": user_message(contextId="ctx-1")})["task"]
     assert task["contextId"] == "ctx-1"
@@ -76,7 +106,7 @@ def test_get_unknown_task_is_task_not_found(rpc: Client) -> None:
     error = rpc.error("GetTask", {"id": "nope"})
     assert error["code"] == -32001
     info = _info(error)
-    assert info["reason"] == "TASK_NOT_FOUND" and info["metadata"] == {"taskId": "nope"}
+    assert info.reason == "TASK_NOT_FOUND" and dict(info.metadata) == {"taskId": "nope"}
 
 
 def test_negative_history_length_is_invalid(rpc: Client) -> None:
@@ -93,7 +123,7 @@ def test_unsupported_media_type_is_content_type_error(rpc: Client) -> None:
     message["parts"] = [{"raw": "aGk=", "mediaType": "image/png"}]
     error = rpc.error("SendMessage", {"message": message})
     assert error["code"] == -32005
-    assert _info(error)["metadata"] == {"mediaType": "image/png"}
+    assert dict(_info(error).metadata) == {"mediaType": "image/png"}
 
 
 # --- multi-turn: input required, continuing, terminal tasks ------------------------------------
@@ -117,7 +147,7 @@ def test_input_required_then_completed(greeter: Client) -> None:
     texts = [m["parts"][0]["text"] for m in done["history"]]
     assert texts == ["hi", "What is your name?", "Ada"]
     error = greeter.error("SendMessage", {"message": user_message("more", taskId=task["id"])})
-    assert error["code"] == -32004 and _info(error)["reason"] == "UNSUPPORTED_OPERATION"
+    assert error["code"] == -32004 and _info(error).reason == "UNSUPPORTED_OPERATION"
 
 
 def test_context_mismatch_is_invalid_params(greeter: Client) -> None:
@@ -135,23 +165,59 @@ def test_cancel(greeter: Client) -> None:
     canceled = greeter.result("CancelTask", {"id": task["id"]})
     assert canceled["status"]["state"] == "TASK_STATE_CANCELED"
     again = greeter.error("CancelTask", {"id": task["id"]})
-    assert again["code"] == -32002 and _info(again)["reason"] == "TASK_NOT_CANCELABLE"
+    assert again["code"] == -32002 and _info(again).reason == "TASK_NOT_CANCELABLE"
     assert greeter.error("CancelTask", {"id": "nope"})["code"] == -32001
     error = greeter.error("SubscribeToTask", {"id": task["id"]})
     assert error["code"] == -32004
 
 
-def test_cancel_stops_a_working_agent() -> None:
-    for client in _client("asgi", CountingAgent()):
+class _Watched:
+    """Counts steps until cancelled, and records the CancelledError it gets, so a test sees
+    the agent stop and not only the task in the store. With `writes`, each step is an artifact
+    chunk (the runner learns of a cancel at its next write); without, only the runner's
+    watcher can stop it."""
+
+    def __init__(self, *, writes: bool) -> None:
+        self.writes = writes
+        self.steps = 0
+        self.cancelled = threading.Event()  # set on the app's event loop thread
+
+    async def execute(self, context: RequestContext, task: TaskHandle) -> None:
+        await task.working("Counting")
+        artifact_id = None
+        try:
+            for _ in range(600):
+                await asyncio.sleep(0.05)
+                self.steps += 1
+                if self.writes:
+                    artifact_id = await task.add_artifact(
+                        f"{self.steps} ", artifact_id=artifact_id, append=artifact_id is not None)
+        except asyncio.CancelledError:
+            self.cancelled.set()
+            raise
+        await task.complete()
+
+
+@pytest.mark.parametrize("writes", [True, False], ids=["writing", "silent"])
+def test_cancel_stops_a_working_agent(writes: bool) -> None:
+    agent = _Watched(writes=writes)
+    for client in _client("asgi", agent):
         task = client.result("SendMessage", {"message": user_message(),
                                              "configuration": {"returnImmediately": True}})["task"]
         assert task["status"]["state"] in ("TASK_STATE_SUBMITTED", "TASK_STATE_WORKING")
+        deadline = time.monotonic() + 5
+        while agent.steps < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert agent.steps >= 2, "the agent never got to work"
         canceled = client.result("CancelTask", {"id": task["id"]})
         assert canceled["status"]["state"] == "TASK_STATE_CANCELED"
+        assert agent.cancelled.wait(timeout=5), "the agent was not cancelled"
+        stopped_at = agent.steps
         time.sleep(0.4)
         first = client.result("GetTask", {"id": task["id"]})
         time.sleep(0.3)
         later = client.result("GetTask", {"id": task["id"]})
+        assert agent.steps == stopped_at, "the agent kept working after its cancellation"
         assert later == first and later["status"]["state"] == "TASK_STATE_CANCELED"
 
 
@@ -257,7 +323,7 @@ class _Broken:
 def test_agent_that_reports_nothing_is_invalid_agent_response(kind: str) -> None:
     for client in _client(kind, _Silent()):
         error = client.error("SendMessage", {"message": user_message()})
-        assert error["code"] == -32006 and _info(error)["reason"] == "INVALID_AGENT_RESPONSE"
+        assert error["code"] == -32006 and _info(error).reason == "INVALID_AGENT_RESPONSE"
 
 
 def test_message_reply_without_task(kind: str) -> None:
@@ -357,7 +423,7 @@ def test_api_gateway_authorizer_identity_is_the_owner() -> None:
                                      {"A2A-Version": "2.0"}, {"A2A-Version": "one"}])
 def test_unsupported_versions(rpc: Client, headers: dict[str, str]) -> None:
     error = rpc.error("GetTask", {"id": "x"}, headers=headers)
-    assert error["code"] == -32009 and _info(error)["reason"] == "VERSION_NOT_SUPPORTED"
+    assert error["code"] == -32009 and _info(error).reason == "VERSION_NOT_SUPPORTED"
 
 
 def test_missing_version_header_means_0_3(rpc: Client) -> None:
@@ -440,6 +506,7 @@ def test_agent_card_comes_from_settings(kind: str) -> None:
 # --- packaging ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_lambda_handler_does_not_import_grpc() -> None:
     code = "import sys, handlers.jsonrpc; print('grpc' in sys.modules, 'boto3' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -17,11 +17,6 @@ from tests.dynamodb_local import dynamodb_local, set_dummy_credentials
 TABLE = "a2akit-test"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(scope="session")
 def ddb_endpoint() -> Iterator[str]:
     """DynamoDB Local with the table, once per session."""
@@ -43,7 +38,7 @@ def ddb_client(ddb_endpoint: str) -> Iterator[Any]:
     client.close()
 
 
-@pytest.fixture(params=["memory", "dynamodb"])
+@pytest.fixture(params=["memory", pytest.param("dynamodb", marks=pytest.mark.slow)])
 def store(request: pytest.FixtureRequest) -> TaskStore:
     if request.param == "memory":
         return MemoryStore()

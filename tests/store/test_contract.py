@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import uuid
 
 import pytest
 
+from a2akit.clock import now
 from a2akit.errors import InvalidParamsError
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.store.base import (
@@ -210,6 +212,38 @@ async def test_list_follows_status_updates(store: TaskStore, scope: Scope) -> No
     assert [t.id for t in page.tasks] == ["t0", "t9"] and page.total_size == 10
     page = await store.list(scope, TaskQuery(state=pb.TASK_STATE_COMPLETED))
     assert [t.id for t in page.tasks] == ["t0"]
+
+
+async def test_list_same_millisecond_in_write_order(store: TaskStore, scope: Scope) -> None:
+    # One status time for all, ids in no order of their own: only the write order decides.
+    ids = [f"t{(i * 7) % 12:02d}" for i in range(12)]
+    for task_id in ids:
+        await store.create(scope, make_task(task_id, ms=1000), [])
+    newest = ids[::-1]
+    assert await _all_pages(store, scope, TaskQuery(page_size=5)) == [
+        newest[:5], newest[5:10], newest[10:]]
+    assert await _all_pages(store, scope, TaskQuery(status_after_ms=1000, page_size=4)) == [
+        newest[:4], newest[4:8], newest[8:]]
+    assert await _all_pages(store, scope, TaskQuery(context_id="ctx", page_size=7)) == [
+        newest[:7], newest[7:]]
+    # A later write within the same millisecond is newer; a later status time still wins.
+    await store.update(scope, ids[0], 1, make_task(ids[0], pb.TASK_STATE_WORKING, ms=1000), [])
+    await store.create(scope, make_task("old", ms=999), [])
+    await store.create(scope, make_task("new", ms=1001), [])
+    assert await _all_pages(store, scope, TaskQuery(page_size=20)) == [
+        ["new", ids[0], *newest[:-1], "old"]]
+
+
+async def test_list_back_to_back_creates_newest_first(store: TaskStore, scope: Scope) -> None:
+    # Real status times, as the runner sets them: many share a millisecond.
+    ids = [uuid.uuid4().hex for _ in range(30)]
+    for task_id in ids:
+        task = make_task(task_id)
+        task.status.timestamp.CopyFrom(now())
+        await store.create(scope, task, [task_event(task)])
+    pages = await _all_pages(store, scope, TaskQuery(page_size=7))
+    assert [len(page) for page in pages] == [7, 7, 7, 7, 2]
+    assert [task_id for page in pages for task_id in page] == ids[::-1]
 
 
 @pytest.mark.parametrize("token", [

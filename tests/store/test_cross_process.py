@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import socket
-import subprocess
 import sys
 import threading
 import time
@@ -24,52 +21,33 @@ from a2akit.runtime import build_operations
 from a2akit.settings import Settings
 from grpc_service.generated import a2a_pb2_grpc
 from handlers.jsonrpc_app import create_app
-from tests.jsonrpc.client import LambdaClient, user_message
+from tests.jsonrpc.client import LambdaClient, lambda_event_loop
 from tests.store.conftest import TABLE
+from tests.support.messages import V1, send_request, user_message
+from tests.support.processes import free_port, python_env, running
 
-V1 = (("a2a-version", "1.0"),)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+# A gRPC server process and DynamoDB Local.
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
 def grpc_stub(ddb_endpoint: str) -> Iterator[Any]:
-    port = _free_port()
-    env = {**os.environ, "GRPC_PORT": str(port), "A2A_TABLE": TABLE,
-           "AWS_ENDPOINT_URL_DYNAMODB": ddb_endpoint, "A2A_ALLOW_ANONYMOUS": "true",
-           "A2A_AGENT": "a2akit.examples.cancellable:agent"}
-    proc = subprocess.Popen([sys.executable, "-m", "grpc_service"], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
-    try:
-        grpc.channel_ready_future(channel).result(timeout=30)
+    port = free_port()
+    env = python_env(GRPC_PORT=str(port), A2A_TABLE=TABLE, AWS_ENDPOINT_URL_DYNAMODB=ddb_endpoint,
+                     A2A_ALLOW_ANONYMOUS="true", A2A_AGENT="a2akit.examples.cancellable:agent")
+    with running([sys.executable, "-m", "grpc_service"], ports=[port], env=env), \
+            grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
         yield a2a_pb2_grpc.A2AServiceStub(channel)
-    finally:
-        channel.close()
-        proc.terminate()
-        proc.wait(timeout=30)
 
 
 @pytest.fixture
 def lambda_client(ddb_endpoint: str) -> Iterator[LambdaClient]:
-    loop = asyncio.new_event_loop()
-    asyncio.set_event_loop(loop)
     settings = Settings(table=TABLE, dynamodb_endpoint=ddb_endpoint, allow_anonymous=True)
-    ops = build_operations(settings, agent=CountingAgent())
-    client = LambdaClient(create_app(ops), "apigw_http_v2.json")
-    try:
-        yield client
-    finally:
-        for task in asyncio.all_tasks(loop):
-            task.cancel()
-        loop.run_until_complete(asyncio.sleep(0))
-        loop.run_until_complete(ops.store.close())
-        loop.close()
-        asyncio.set_event_loop(None)
+    with lambda_event_loop():
+        ops = build_operations(settings, agent=CountingAgent())
+        yield LambdaClient(create_app(ops), "apigw_http_v2.json")
+    # After the loop has cancelled what the invocations left running.
+    asyncio.run(ops.store.close())
 
 
 def _subscribe(stub: Any, tenant: str, task_id: str, into: list[pb.StreamResponse]) -> None:
@@ -108,10 +86,9 @@ def test_created_over_grpc_seen_and_canceled_over_jsonrpc(
     lambda_client: LambdaClient, grpc_stub: Any
 ) -> None:
     tenant = f"y-{uuid.uuid4().hex[:8]}"
-    request = pb.SendMessageRequest(
-        tenant=tenant, message=pb.Message(message_id=str(uuid.uuid4()), role=pb.ROLE_USER,
-                                          parts=[pb.Part(text="count")]),
-        configuration=pb.SendMessageConfiguration(return_immediately=True))
+    request = send_request("count")
+    request.tenant = tenant
+    request.configuration.return_immediately = True
     task = grpc_stub.SendMessage(request, metadata=V1).task
     time.sleep(0.5)  # the agent works in the gRPC process
     got = lambda_client.result("GetTask", {"tenant": tenant, "id": task.id})

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import base64
-import json
 import multiprocessing
 import time
 from collections.abc import Iterator
@@ -17,13 +15,16 @@ import pytest
 
 from a2akit.errors import InternalError, InvalidParamsError, UnavailableError
 from a2akit.generated import a2a_pb2 as pb
-from a2akit.store import table
+from a2akit.store import cursor, table
 from a2akit.store.base import Scope, TaskQuery, VersionConflictError
-from a2akit.store.dynamodb import MAX_ITEM_BYTES, DynamoDBStore, make_client
-from tests.dynamodb_local import _free_port, set_dummy_credentials
+from a2akit.store.dynamodb import DynamoDBStore, make_client
+from a2akit.store.table import MAX_ITEM_BYTES, item_size
+from tests.dynamodb_local import set_dummy_credentials
 from tests.store.test_contract import make_task, status_event, task_event
+from tests.support.processes import free_port
 
-pytestmark = pytest.mark.anyio
+# DynamoDB Local, and worker processes writing to it.
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 TABLE = "a2akit-test"
 
 
@@ -76,10 +77,8 @@ async def test_oversize_item_is_rejected_and_task_unchanged(ddb: DynamoDBStore,
 async def test_item_just_under_the_limit_is_stored(ddb: DynamoDBStore, scope: Scope) -> None:
     # The size check must not undercount: DynamoDB Local takes what the store lets through.
     probe = _big_task("near", 0)
-    from a2akit.store.dynamodb import _item_size
-
     snapshot, _ = ddb._writes(scope, probe, [], version=1, first_seq=1)
-    room = MAX_ITEM_BYTES - _item_size(snapshot) - 16
+    room = MAX_ITEM_BYTES - item_size(snapshot) - 16
     near = _big_task("near", room)
     stored = await ddb.create(scope, near, [])
     assert stored.task == near
@@ -94,7 +93,9 @@ async def test_keys_encode_tenant_and_owner(ddb: DynamoDBStore, ddb_client: Any)
     item = _raw(ddb_client, pk, "TASK")
     assert item is not None
     assert item["lpk"]["S"] == "T#a%23O%23b#O#c%2523"
-    assert item["lsk"]["S"] == "000000000001000#t%231"
+    status_ms, stamp, task_id = item["lsk"]["S"].split("#")
+    assert (status_ms, len(stamp), task_id) == ("000000000001000", 20, "t%231")
+    assert abs(int(stamp) - time.time_ns()) < 60 * 10**9  # the write clock
     assert _raw(ddb_client, "T#a%23O%23b#O#c%2523#MSG#m%231", "MSG") is not None
     assert await ddb.get(Scope("a", "b#O#c%23"), "t#1") is None
 
@@ -103,8 +104,10 @@ async def test_forged_token_stays_in_scope(ddb: DynamoDBStore, scope: Scope) -> 
     bob = Scope(scope.tenant, "bob")
     await ddb.create(bob, make_task("secret", ms=5000), [])
     await ddb.create(scope, make_task("mine", ms=4000), [])
-    for position in ([6000, "secret"], [5000, "secret"], [999_999_999_999, "zzz"]):
-        token = base64.urlsafe_b64encode(json.dumps(position).encode()).decode()
+    stamp = time.time_ns()
+    for position in (cursor.Position(6000, stamp, "secret"), cursor.Position(5000, stamp, "secret"),
+                     cursor.Position(999_999_999_999, 0, "zzz")):
+        token = cursor.encode(position)
         page = await ddb.list(scope, TaskQuery(page_token=token))
         assert [t.id for t in page.tasks] == ["mine"]
 
@@ -185,7 +188,7 @@ def closing() -> Iterator[list[Any]]:
 
 async def test_unreachable_is_unavailable(closing: list[Any], scope: Scope) -> None:
     set_dummy_credentials()
-    closing.append(_client(f"http://127.0.0.1:{_free_port()}", 1))
+    closing.append(_client(f"http://127.0.0.1:{free_port()}", 1))
     with pytest.raises(UnavailableError) as caught:
         await DynamoDBStore(TABLE, closing[0]).get(scope, "t1")
     assert isinstance(caught.value.__cause__, botocore.exceptions.EndpointConnectionError)

@@ -1,0 +1,63 @@
+"""The caller of one request, resolved once for every binding.
+
+A binding hands over what it received in binding-neutral form: its headers (HTTP headers or
+gRPC metadata, lower-case names) and the identity its platform verified, if any. The core
+checks the version, authenticates, and reads the extensions the client activated, in that
+order (the reference order of checks), and returns a `Call`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Collection
+from typing import Protocol
+
+from a2akit.auth import authenticate
+from a2akit.service_params import check_version, parse_extensions
+from a2akit.settings import Settings
+from a2akit.store.base import Scope
+
+__all__ = ["Call", "Headers", "resolve_call"]
+
+
+class Headers(Protocol):
+    """Request headers by lower-case name (Starlette's `Headers` is one)."""
+
+    def getlist(self, key: str) -> list[str]: ...
+
+
+@dataclasses.dataclass(frozen=True)
+class Call:
+    """Who calls and with which extensions; `active_extensions` are the ones this agent
+    supports, which the binding echoes back (A2A-Extensions)."""
+
+    owner: str
+    extensions: tuple[str, ...] = ()
+    active_extensions: tuple[str, ...] = ()
+
+    def scope(self, tenant: str) -> Scope:
+        return Scope(tenant=tenant, owner=self.owner)
+
+
+def resolve_call(
+    settings: Settings,
+    supported_extensions: Collection[str],
+    headers: Headers,
+    *,
+    verified_principal: str | None = None,
+    version: str | None = None,
+) -> Call:
+    """Version, then caller, then extensions. `version` is a binding's fallback when the
+    header is absent (JSON-RPC accepts an `A2A-Version` query parameter).
+
+    Raises VersionNotSupportedError or AuthenticationRequiredError."""
+    check_version(_first(headers, "a2a-version") or version)
+    owner = authenticate(settings, _first(headers, "authorization"), verified_principal)
+    extensions = parse_extensions(headers.getlist("a2a-extensions"))
+    active = tuple(uri for uri in extensions if uri in supported_extensions)
+    return Call(owner=owner, extensions=extensions, active_extensions=active)
+
+
+def _first(headers: Headers, key: str) -> str | None:
+    values = headers.getlist(key)
+    return values[0] if values else None

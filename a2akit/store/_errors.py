@@ -1,0 +1,118 @@
+"""DynamoDB's failures as the kit's errors: the one place botocore exceptions are translated.
+
+    botocore ClientError
+    ├── TransactionCanceledException   what the writer makes of the `Cancellation`
+    │                                  (VersionConflictError, DuplicateMessageError), else
+    │                                  UnavailableError when throttled or conflicting,
+    │                                  else InternalError
+    ├── throttling, service errors     UnavailableError (the client already retried them)
+    └── anything else                  InternalError (logged, not sent)
+    ConnectionError, HTTPClientError   UnavailableError
+    any other BotoCoreError            InternalError (logged)
+
+Every error raised here is chained `from` the botocore exception.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+import botocore.exceptions
+
+from a2akit.errors import InternalError, UnavailableError
+
+__all__ = ["Cancellation", "Interpret", "translated"]
+
+log = logging.getLogger("a2akit.store.dynamodb")
+
+# Error codes that outlived the client's retries but say nothing about the request: the
+# caller may retry later (HTTP 503 / gRPC UNAVAILABLE).
+_UNAVAILABLE = frozenset({
+    "ProvisionedThroughputExceededException",
+    "ThrottlingException",
+    "RequestLimitExceeded",
+    "InternalServerError",
+    "ServiceUnavailable",
+    "LimitExceededException",
+})
+# The same, as cancellation reasons of one transaction item.
+_UNAVAILABLE_REASONS = frozenset({
+    "ThrottlingError",
+    "ProvisionedThroughputExceeded",
+    "TransactionConflict",
+})
+
+
+class Cancellation:
+    """Why DynamoDB cancelled a transaction: one reason per item, in the items' order."""
+
+    def __init__(self, reasons: Sequence[Mapping[str, Any]]) -> None:
+        self._reasons = [dict(reason) for reason in reasons]
+
+    def code(self, index: int) -> str:
+        """The reason code of item `index` ("None" for an item that did not fail)."""
+        if index < len(self._reasons):
+            return str(self._reasons[index].get("Code", ""))
+        return ""
+
+    def failed(self, index: int) -> bool:
+        """Whether item `index`'s condition failed."""
+        return self.code(index) == "ConditionalCheckFailed"
+
+    def old_item(self, index: int) -> dict[str, Any] | None:
+        """Item `index` as it was, when its put asked for ALL_OLD on a failed condition."""
+        if index < len(self._reasons):
+            item: dict[str, Any] | None = self._reasons[index].get("Item")
+            return item
+        return None
+
+    def codes(self) -> set[str]:
+        return {str(reason.get("Code", "")) for reason in self._reasons}
+
+
+# What a writer makes of its cancelled transaction: its own error, or None to leave it to
+# the generic translation.
+Interpret = Callable[[Cancellation], Exception | None]
+
+
+@contextlib.contextmanager
+def translated(call: str, interpret: Interpret | None = None) -> Iterator[None]:
+    """Run DynamoDB call `call` (its name, for the log), raising the kit's errors for botocore's.
+
+    Raises what `interpret` returns for a cancelled transaction, UnavailableError for
+    throttling and connection failures, InternalError for anything else."""
+    try:
+        yield
+    except botocore.exceptions.ClientError as exc:
+        raise _client_error(exc, call, interpret) from exc
+    except (
+        botocore.exceptions.ConnectionError,
+        botocore.exceptions.HTTPClientError,
+    ) as exc:
+        raise UnavailableError() from exc
+    except botocore.exceptions.BotoCoreError as exc:
+        log.error("DynamoDB %s failed: %s", call, exc)
+        raise InternalError() from exc
+
+
+def _client_error(
+    exc: botocore.exceptions.ClientError, call: str, interpret: Interpret | None
+) -> Exception:
+    code = exc.response.get("Error", {}).get("Code", "")
+    if code == "TransactionCanceledException":
+        reasons: Any = exc.response.get("CancellationReasons", [])
+        cancellation = Cancellation(reasons)
+        error = None if interpret is None else interpret(cancellation)
+        if error is not None:
+            return error
+        if cancellation.codes() & _UNAVAILABLE_REASONS:
+            return UnavailableError()
+        log.error("DynamoDB transaction cancelled: %s %s", exc, cancellation.codes())
+        return InternalError()
+    if code in _UNAVAILABLE:
+        return UnavailableError()
+    log.error("DynamoDB %s failed: %s", call, exc)
+    return InternalError()

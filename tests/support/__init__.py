@@ -1,0 +1,10 @@
+"""What the test tiers share, written once.
+
+    processes    free ports; start a process, wait for its ports, terminate it (kill on timeout)
+    messages     a user message in ProtoJSON, a SendMessageRequest in protobuf
+    errors       read a google.rpc.Status (ErrorInfo, BadRequest) from a JSON-RPC error body
+                 or a gRPC trailer
+    harness      the core over a MemoryStore, and the one place a test starts the gRPC binding
+
+Binding-specific clients stay with their tests (tests/jsonrpc/client.py).
+"""

@@ -1,0 +1,63 @@
+"""The core as binding tests use it: Operations over a fresh MemoryStore, and the gRPC binding
+on a loopback port in front of it.
+
+`grpc_server` is the only place a test starts the gRPC binding in process; a change to how
+`serve()` is called or what it returns is made here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import grpc
+
+from a2akit.agent import Agent
+from a2akit.examples.echo import EchoAgent
+from a2akit.operations import Operations
+from a2akit.runtime import build_operations
+from a2akit.settings import Settings
+from a2akit.store.memory import MemoryStore
+from grpc_service.generated import a2a_pb2_grpc
+from grpc_service.server import RunningServer, serve
+
+__all__ = ["ANON", "GrpcHarness", "Start", "grpc_server", "memory_operations"]
+
+# What most binding tests run with: anyone may call, push notifications on.
+ANON = Settings(allow_anonymous=True, push_notifications=True)
+
+
+def memory_operations(agent: Agent | None = None, settings: Settings = ANON) -> Operations:
+    """The core over a new MemoryStore, running `agent` (an echo agent if none)."""
+    return build_operations(settings, store=MemoryStore(),
+                            agent=agent if agent is not None else EchoAgent())
+
+
+@dataclasses.dataclass(frozen=True)
+class GrpcHarness:
+    server: RunningServer
+    port: int
+    health: Any  # the health servicer: enter_graceful_shutdown() reports NOT_SERVING
+    channel: grpc.aio.Channel
+    stub: a2a_pb2_grpc.A2AServiceStub
+    ops: Operations
+
+
+# The `start` fixture of tests/grpc: start(agent=None, **settings) -> a running harness.
+Start = Callable[..., Awaitable[GrpcHarness]]
+
+
+@contextlib.asynccontextmanager
+async def grpc_server(ops: Operations) -> AsyncIterator[GrpcHarness]:
+    """The gRPC binding over `ops` on a free loopback port, with a connected stub; on exit the
+    channel closes and the server stops without a grace period."""
+    server = await serve(ops.settings, ops, port=0, host="127.0.0.1")
+    channel = grpc.aio.insecure_channel(f"127.0.0.1:{server.port}")
+    stub = a2a_pb2_grpc.A2AServiceStub(channel)  # type: ignore[no-untyped-call]
+    try:
+        yield GrpcHarness(server, server.port, server.health, channel, stub, ops)
+    finally:
+        await channel.close()
+        await server.shutdown(0)

@@ -1,0 +1,90 @@
+"""Processes and ports for tests that start servers: a free port, waiting, stopping.
+
+Only the standard library, so bench scripts can use it too (through tests/dynamodb_local.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+
+__all__ = ["ROOT", "free_port", "python_env", "running", "stop_process", "wait_for_port"]
+
+ROOT = Path(__file__).resolve().parents[2]
+HOST = "127.0.0.1"
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on at the moment of asking."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((HOST, 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def python_env(**values: str) -> dict[str, str]:
+    """The environment for a kit process: this one's, minus any A2A_ setting of the developer's
+    shell (the test chooses them), with the repository importable."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("A2A_")}
+    env["PYTHONPATH"] = str(ROOT)
+    env.update(values)
+    return env
+
+
+def _tail(log: Path | None) -> str:
+    if log is None or not log.exists():
+        return ""
+    return "\n--- output ---\n" + log.read_text(errors="replace")[-4000:]
+
+
+def wait_for_port(port: int, process: subprocess.Popen[bytes] | None = None, *,
+                  timeout: float = 30.0, log: Path | None = None) -> None:
+    """Return once something accepts connections on the loopback `port`. Raises RuntimeError
+    if `process` exits first or `timeout` passes; the message ends with the `log` if given."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if process is not None and process.poll() is not None:
+            raise RuntimeError(f"{process.args!r} exited with {process.returncode}" + _tail(log))
+        try:
+            with socket.create_connection((HOST, port), timeout=0.5):
+                return
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"nothing listened on port {port} within {timeout} s" + _tail(log))
+        time.sleep(0.05)
+
+
+def stop_process(process: subprocess.Popen[bytes], timeout: float = 10.0) -> int:
+    """Terminate the process (SIGTERM), kill it if it is still there after `timeout`; return
+    its exit code. A process that already exited is only reaped."""
+    if process.poll() is None:
+        process.terminate()
+    try:
+        return process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        return process.wait()
+
+
+@contextlib.contextmanager
+def running(args: Sequence[str], *, ports: Sequence[int], env: Mapping[str, str] | None = None,
+            cwd: Path = ROOT, log: Path | None = None,
+            timeout: float = 30.0) -> Iterator[subprocess.Popen[bytes]]:
+    """Start `args`, wait until each of `ports` accepts connections, and stop the process on
+    exit. Output goes to `log`, or nowhere."""
+    with contextlib.ExitStack() as stack:
+        output = stack.enter_context(log.open("wb")) if log is not None else subprocess.DEVNULL
+        process = subprocess.Popen(args, cwd=cwd, env=env, stdout=output,
+                                   stderr=subprocess.STDOUT)
+        try:
+            for port in ports:
+                wait_for_port(port, process, timeout=timeout, log=log)
+            yield process
+        finally:
+            stop_process(process)
