@@ -43,7 +43,7 @@ from a2akit.settings import Settings
 from a2akit.states import apply_event, closes_stream, is_terminal, status_event
 from a2akit.store.base import Scope, StoredTask, TaskQuery, TaskStore
 from a2akit.store.cursor import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MIN_PAGE_SIZE
-from a2akit.validation import check_history_length, check_required
+from a2akit.validation import check_history_length, check_request
 from a2akit.webhooks import check_webhook_url
 
 __all__ = ["OPERATIONS", "Operation", "Operations", "Streaming", "Unary"]
@@ -118,7 +118,7 @@ class Operations:
             if uri not in call.extensions:
                 raise ExtensionSupportRequiredError(
                     f"This agent requires the extension {uri}", metadata={"extension": uri})
-        check_required(request)
+        check_request(request)
 
     # --- messages -------------------------------------------------------------------------------
 

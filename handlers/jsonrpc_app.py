@@ -10,9 +10,11 @@ event is a plain JSON response.
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import hashlib
 import json
 import logging
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -28,12 +30,13 @@ from a2akit.errors import (
     A2AError,
     InternalError,
     InvalidRequestError,
-    JSONParseError,
     MethodNotFoundError,
 )
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.operations import OPERATIONS, Operations, Unary
 from a2akit.protojson import from_json, to_json
+from handlers.conditional import not_modified
+from handlers.json_body import parse_json_body
 
 __all__ = ["AGENT_CARD_PATH", "create_app"]
 
@@ -86,10 +89,7 @@ class _JsonRpc:
     async def handle(self, request: Request) -> Response:
         request_id: _Id = None
         try:
-            try:
-                payload = json.loads(await self._body(request))
-            except (ValueError, UnicodeDecodeError) as exc:
-                raise JSONParseError() from exc
+            payload = parse_json_body(await self._body(request))
             if isinstance(payload, list):
                 raise InvalidRequestError("Batch requests are not supported")
             if not isinstance(payload, dict):
@@ -98,6 +98,14 @@ class _JsonRpc:
             if raw_id is not None and (isinstance(raw_id, bool)
                                        or not isinstance(raw_id, str | int)):
                 raise InvalidRequestError("id must be a string, an integer or null")
+            if "id" not in payload:
+                # A request without id is a JSON-RPC notification, which A2A does not define:
+                # every operation has a result the client needs (a task id at least), and a
+                # notification could not be told of a failure. Executing it silently would
+                # create work nobody can find, so it is refused unexecuted; JSON-RPC 2.0
+                # (section 5) lets a server answer an invalid request, with id null.
+                raise InvalidRequestError("A request needs an id: notifications are not "
+                                          "supported by A2A")
             request_id = raw_id
             if payload.get("jsonrpc") != "2.0":
                 raise InvalidRequestError('jsonrpc must be exactly "2.0"')
@@ -154,19 +162,54 @@ class _JsonRpc:
             body = _error_body(InternalError(), request_id)
             yield b"event: error\ndata: " + _dumps(body) + b"\n\n"
         finally:
-            if pending is not None:
+            if pending is None or pending.done():
+                _forget(pending)
+                await events.aclose()  # type: ignore[attr-defined]
+            else:
+                # The client left while the next event was awaited in `pending`: aclose() on
+                # a generator still running there raises RuntimeError, and awaiting anything
+                # here could be cancelled again. The generator closes once `pending` ends.
+                pending.add_done_callback(lambda done: _close_later(done, events))
                 pending.cancel()
-            await events.aclose()  # type: ignore[attr-defined]
+
+
+def _forget(task: asyncio.Future[Any] | None) -> BaseException | None:
+    """Take a finished task's outcome: the stream is gone, nobody reads it any more."""
+    if task is not None and task.done() and not task.cancelled():
+        return task.exception()
+    return None
+
+
+def _close_later(pending: asyncio.Task[pb.StreamResponse],
+                 events: AsyncIterator[pb.StreamResponse]) -> None:
+    _forget(pending)
+    closing = asyncio.ensure_future(events.aclose())  # type: ignore[attr-defined]
+    _CLOSING.add(closing)
+    closing.add_done_callback(_closed)
+
+
+def _closed(closing: asyncio.Future[None]) -> None:
+    _CLOSING.discard(closing)
+    error = _forget(closing)
+    if error is not None:
+        log.warning("closing an abandoned stream failed: %r", error)
+
+
+# Streams left by their client close in the background: keep each closing task referenced.
+_CLOSING: set[asyncio.Future[None]] = set()
 
 
 def create_app(operations: Operations) -> Starlette:
     """The JSON-RPC app: POST at the interface URL's path, GET of the public agent card."""
     card_body = _dumps(to_json(operations.card))
     etag = '"' + hashlib.sha256(card_body).hexdigest()[:32] + '"'
+    built = int(time.time())  # the card is built once per process: its Last-Modified
+    headers = {"Cache-Control": "public, max-age=300", "ETag": etag,
+               "Last-Modified": email.utils.formatdate(built, usegmt=True)}
 
     async def agent_card(request: Request) -> Response:
-        headers = {"Cache-Control": "public, max-age=300", "ETag": etag}
-        if request.headers.get("if-none-match") == etag:
+        if not_modified(request.headers.get("if-none-match"),
+                        request.headers.get("if-modified-since"), etag, built):
             return Response(status_code=304, headers=headers)
         return Response(card_body, media_type=JSON, headers=headers)
 

@@ -9,9 +9,11 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import socket
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from tests.support.processes import ROOT, free_port, running
 
@@ -56,3 +58,24 @@ def dynamodb_local() -> Iterator[str]:
                "-inMemory", "-sharedDb", "-disableTelemetry", "-port", str(port)]
     with running(command, ports=[port], cwd=emulator):
         yield f"http://127.0.0.1:{port}"
+
+
+@contextlib.contextmanager
+def refusing_client() -> Iterator[Any]:
+    """A real DynamoDB client whose endpoint refuses connections, with one attempt per call:
+    every store call fails at once as UnavailableError. Needs no emulator."""
+    import boto3
+    import botocore.config
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # bound, never listening: connections are refused
+        client = boto3.client(
+            "dynamodb", endpoint_url=f"http://127.0.0.1:{port}", region_name="us-east-1",
+            aws_access_key_id="test", aws_secret_access_key="test",
+            config=botocore.config.Config(retries={"mode": "standard", "total_max_attempts": 1},
+                                          connect_timeout=0.5, read_timeout=1))
+        try:
+            yield client
+        finally:
+            client.close()

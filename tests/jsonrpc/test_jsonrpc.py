@@ -432,8 +432,8 @@ def test_missing_version_header_means_0_3(rpc: Client) -> None:
     assert reply.status == 200 and reply.json()["error"]["code"] == -32009
 
 
-@pytest.mark.parametrize("version", ["1.0", "1.1", "1.0.3"])
-def test_1x_versions_accepted(rpc: Client, version: str) -> None:
+@pytest.mark.parametrize("version", ["1.0", "1.0.0", "1.0.3"])
+def test_1_0_versions_accepted(rpc: Client, version: str) -> None:
     assert rpc.error("GetTask", {"id": "x"}, headers={"A2A-Version": version})["code"] == -32001
 
 
