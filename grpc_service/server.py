@@ -251,4 +251,7 @@ async def _run(settings: Settings, grace: float) -> None:
 def main() -> None:
     logging.basicConfig(level=os.environ.get("LOG_LEVEL", "INFO"),
                         format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    asyncio.run(_run(Settings.from_env(), _grace(os.environ)))
+    from a2akit.runtime import explain_startup_errors
+
+    with explain_startup_errors():
+        asyncio.run(_run(Settings.from_env(), _grace(os.environ)))

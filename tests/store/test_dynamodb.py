@@ -20,7 +20,7 @@ from a2akit.generated import a2a_pb2 as pb
 from a2akit.store import table
 from a2akit.store.base import Scope, TaskQuery, VersionConflictError
 from a2akit.store.dynamodb import MAX_ITEM_BYTES, DynamoDBStore, make_client
-from tests.dynamodb_local import _free_port, set_dummy_credentials
+from scripts.dynamodb_local import free_port, set_dummy_credentials
 from tests.store.test_contract import make_task, status_event, task_event
 
 pytestmark = pytest.mark.anyio
@@ -185,7 +185,7 @@ def closing() -> Iterator[list[Any]]:
 
 async def test_unreachable_is_unavailable(closing: list[Any], scope: Scope) -> None:
     set_dummy_credentials()
-    closing.append(_client(f"http://127.0.0.1:{_free_port()}", 1))
+    closing.append(_client(f"http://127.0.0.1:{free_port()}", 1))
     with pytest.raises(UnavailableError) as caught:
         await DynamoDBStore(TABLE, closing[0]).get(scope, "t1")
     assert isinstance(caught.value.__cause__, botocore.exceptions.EndpointConnectionError)
