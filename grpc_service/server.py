@@ -33,7 +33,7 @@ from a2akit.caller import Call
 from a2akit.errors import A2AError, InternalError, JSONParseError
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.operations import OPERATIONS, Operation, Operations, Streaming, Unary
-from a2akit.runtime import build_operations
+from a2akit.runtime import StartupError, build_operations, explain_startup_errors
 from a2akit.settings import Settings
 from a2akit.validation import check_enum_values
 
@@ -203,7 +203,7 @@ def _configure_port(server: grpc.aio.Server, host: str, port: int) -> int:
     except RuntimeError:
         bound = 0
     if bound == 0:
-        raise RuntimeError(f"cannot bind gRPC port {host}:{port} (is it already in use?)")
+        raise StartupError(f"cannot bind gRPC port {host}:{port} (is it already in use?)")
     return bound
 
 
@@ -226,7 +226,7 @@ async def serve(settings: Settings, operations: Operations | None = None,
                 port: int | None = None, host: str = "[::]") -> RunningServer:
     """Build and start the server (pass port=0 for any free port).
 
-    Raises RuntimeError when the port cannot be bound."""
+    Raises StartupError when the port cannot be bound."""
     ops = operations if operations is not None else build_operations(settings)
     server = grpc.aio.server(options=server_options(settings))
     _configure_service(server, ops)
@@ -254,7 +254,8 @@ async def _run(settings: Settings) -> None:
 
 
 def main() -> None:
-    settings = Settings.from_env()
-    logging.basicConfig(level=settings.log_level,
-                        format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    asyncio.run(_run(settings))
+    with explain_startup_errors():
+        settings = Settings.from_env()
+        logging.basicConfig(level=settings.log_level,
+                            format="%(asctime)s %(levelname)s %(name)s %(message)s")
+        asyncio.run(_run(settings))

@@ -7,8 +7,14 @@ from __future__ import annotations
 
 import os
 
-from aws_cdk import App, Environment, Validations
-from cdk_nag import AwsSolutionsChecks
+try:
+    from aws_cdk import App, Environment, Validations
+    from cdk_nag import AwsSolutionsChecks
+except ModuleNotFoundError as exc:  # `cdk` ran a Python without the infra extra
+    raise ModuleNotFoundError(
+        f"{exc.name} is missing: the CDK app needs the kit's infra extra. Run `./dev synth` "
+        "(or `./dev cdk ...`), which uses .venv with it, or `pip install -e '.[infra]'` into "
+        "the Python that `cdk` runs", name=exc.name) from exc
 
 from .bundle import DEFAULT_DIR, build_bundle
 from .config import AUTH, DeployConfig

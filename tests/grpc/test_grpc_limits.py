@@ -20,7 +20,7 @@ from a2akit.limits import (
 )
 from a2akit.runtime import build_operations
 from a2akit.store.dynamodb import DynamoDBStore
-from tests.dynamodb_local import refusing_client
+from tests.support.dynamodb import refusing_client
 from tests.support.errors import grpc_failure
 from tests.support.harness import ANON, GrpcHarness, grpc_server
 from tests.support.messages import V1, send_request

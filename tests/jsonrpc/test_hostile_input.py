@@ -21,8 +21,8 @@ from a2akit.limits import (
 )
 from a2akit.runtime import build_operations
 from a2akit.store.dynamodb import DynamoDBStore
-from tests.dynamodb_local import refusing_client
 from tests.jsonrpc.client import KINDS, V1, Client, serve
+from tests.support.dynamodb import refusing_client
 from tests.support.harness import ANON, memory_operations
 from tests.support.messages import user_message
 

@@ -12,7 +12,7 @@ from a2akit.store import table
 from a2akit.store.base import Scope, TaskStore
 from a2akit.store.dynamodb import DynamoDBStore, make_client
 from a2akit.store.memory import MemoryStore
-from tests.dynamodb_local import dynamodb_local, set_dummy_credentials
+from scripts.dynamodb_local import dynamodb_local, set_dummy_credentials
 
 TABLE = "a2akit-test"
 
