@@ -126,11 +126,13 @@ def build_operations(settings: Settings, store: TaskStore | None = None,
                      agent: Agent | None = None,
                      authenticator: Authenticator | None = None) -> Operations:
     agent = agent if agent is not None else load_agent(settings.agent)
+    # The store before the authenticator: a kit that cannot reach its store says only that,
+    # not the anonymous-access warning first.
+    store = store if store is not None else make_store(settings)
     if authenticator is None:
         authenticator = Authenticator.from_settings(settings)
-    return Operations(settings, store if store is not None else make_store(settings), agent,
-                      build_card(settings, agent, authenticator), authenticator)
-
+    return Operations(settings, store, agent, build_card(settings, agent, authenticator),
+                      authenticator)
 
 
 @contextlib.contextmanager
