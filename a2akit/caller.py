@@ -12,9 +12,8 @@ import dataclasses
 from collections.abc import Collection
 from typing import Protocol
 
-from a2akit.auth import authenticate
+from a2akit.auth import Authenticator, Identity
 from a2akit.service_params import check_version, parse_extensions
-from a2akit.settings import Settings
 from a2akit.store.base import Scope
 
 __all__ = ["Call", "Headers", "resolve_call"]
@@ -31,19 +30,26 @@ class Call:
     """Who calls and with which extensions; `active_extensions` are the ones this agent
     supports, which the binding echoes back (A2A-Extensions)."""
 
-    owner: str
+    identity: Identity
     extensions: tuple[str, ...] = ()
     active_extensions: tuple[str, ...] = ()
     # When the platform ends this request (`time.monotonic()`; a Lambda invocation's end,
     # a2akit.budget), None elsewhere: blocking and streaming calls answer before it.
     deadline: float | None = None
 
+    @property
+    def owner(self) -> str:
+        return self.identity.owner
+
     def scope(self, tenant: str) -> Scope:
-        return Scope(tenant=tenant, owner=self.owner)
+        """Where a request naming `tenant` reads and writes: the tenant it may work in (see
+        `Identity.tenant`) and the caller. Raises PermissionDeniedError for a tenant the
+        caller does not belong to."""
+        return Scope(tenant=self.identity.tenant(tenant), owner=self.identity.owner)
 
 
-def resolve_call(
-    settings: Settings,
+async def resolve_call(
+    authenticator: Authenticator,
     supported_extensions: Collection[str],
     headers: Headers,
     *,
@@ -53,12 +59,12 @@ def resolve_call(
     """Version, then caller, then extensions. `version` is a binding's fallback when the
     header is absent (JSON-RPC accepts an `A2A-Version` query parameter).
 
-    Raises VersionNotSupportedError or AuthenticationRequiredError."""
+    Raises VersionNotSupportedError, then what `Authenticator.authenticate` raises."""
     check_version(_first(headers, "a2a-version") or version)
-    owner = authenticate(settings, _first(headers, "authorization"), verified_principal)
+    identity = await authenticator.authenticate(headers, verified_principal)
     extensions = parse_extensions(headers.getlist("a2a-extensions"))
     active = tuple(uri for uri in extensions if uri in supported_extensions)
-    return Call(owner=owner, extensions=extensions, active_extensions=active)
+    return Call(identity=identity, extensions=extensions, active_extensions=active)
 
 
 def _first(headers: Headers, key: str) -> str | None:

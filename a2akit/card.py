@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from a2akit.auth import Authenticator
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.service_params import SUPPORTED_VERSION
 from a2akit.settings import Settings
 
-__all__ = ["BEARER_SCHEME", "build_card", "input_modes", "streaming_enabled"]
+__all__ = ["build_card", "input_modes", "streaming_enabled"]
 
-BEARER_SCHEME = "bearer"
 _DEFAULT_MODES = ("text/plain",)
 
 
@@ -25,7 +25,9 @@ def input_modes(agent: object) -> Sequence[str]:
     return tuple(getattr(agent, "input_modes", _DEFAULT_MODES))
 
 
-def build_card(settings: Settings, agent: object) -> pb.AgentCard:
+def build_card(settings: Settings, agent: object, authenticator: Authenticator) -> pb.AgentCard:
+    """The public card; its security part is declared by the `authenticator` that checks
+    every request, so it names exactly the schemes enforced."""
     name = str(getattr(agent, "name", type(agent).__name__))
     card = pb.AgentCard(
         name=name,
@@ -50,8 +52,5 @@ def build_card(settings: Settings, agent: object) -> pb.AgentCard:
         card.skills.extend(skills)
     else:
         card.skills.add(id="default", name=name, description=card.description, tags=["general"])
-    if settings.bearer_tokens:
-        card.security_schemes[BEARER_SCHEME].http_auth_security_scheme.scheme = "Bearer"
-        if not settings.allow_anonymous:
-            card.security_requirements.add().schemes[BEARER_SCHEME].SetInParent()
+    authenticator.declare(card)
     return card

@@ -22,6 +22,8 @@ from typing import ClassVar
 from google.protobuf import any_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 
+from a2akit.limits import ERROR_DETAIL_CHARS, ERROR_MESSAGE_CHARS
+
 __all__ = [
     "CATALOGUE",
     "DOMAIN",
@@ -36,6 +38,7 @@ __all__ = [
     "InvalidRequestError",
     "JSONParseError",
     "MethodNotFoundError",
+    "PermissionDeniedError",
     "PushNotificationNotSupportedError",
     "TaskNotCancelableError",
     "TaskNotFoundError",
@@ -80,9 +83,12 @@ class A2AError(Exception):
         metadata: Mapping[str, str] | None = None,
         violations: Sequence[tuple[str, str]] = (),
     ) -> None:
-        self.message = message or self.default_message
-        self.metadata = dict(metadata or {})
-        self.violations = list(violations)
+        # Errors echo what the client sent (an id, a method name): bounded here, once, so
+        # no reply carries a huge value or text that cannot be encoded.
+        self.message = _bounded(message or self.default_message, ERROR_MESSAGE_CHARS)
+        self.metadata = {k: _bounded(v, ERROR_DETAIL_CHARS) for k, v in (metadata or {}).items()}
+        self.violations = [(_bounded(f, ERROR_DETAIL_CHARS), _bounded(d, ERROR_DETAIL_CHARS))
+                           for f, d in violations]
         super().__init__(self.message)
 
     def to_status(self) -> status_pb2.Status:
@@ -99,6 +105,13 @@ class A2AError(Exception):
             )
             details.append(_pack(bad))
         return status_pb2.Status(code=self.grpc_code, message=self.message, details=details)
+
+
+def _bounded(text: str, limit: int) -> str:
+    """At most `limit` characters (an ellipsis marks a cut), lone surrogates replaced."""
+    if len(text) > limit:
+        text = text[:limit - 1] + "\u2026"
+    return text.encode("utf-8", "replace").decode("utf-8")
 
 
 def _pack(message: error_details_pb2.ErrorInfo | error_details_pb2.BadRequest) -> any_pb2.Any:
@@ -194,7 +207,23 @@ class AuthenticationRequiredError(A2AError, jsonrpc=-32000, grpc=code_pb2.UNAUTH
 class UnavailableError(A2AError, jsonrpc=-32603, grpc=code_pb2.UNAVAILABLE,
                        message="Service temporarily unavailable, retry later",
                        reason="UNAVAILABLE"):
-    """A dependency (the task store) is throttled or down after retries; safe to retry."""
+    """A dependency (the task store) is throttled or down after retries; safe to retry.
+
+    JSON-RPC has no code of its own for it (-32603, as InternalError), so the ErrorInfo says
+    it: reason UNAVAILABLE and metadata `retryable: "true"`, on both bindings."""
+
+    def __init__(self, message: str | None = None, *,
+                 metadata: Mapping[str, str] | None = None,
+                 violations: Sequence[tuple[str, str]] = ()) -> None:
+        super().__init__(message, metadata={"retryable": "true", **(metadata or {})},
+                         violations=violations)
+
+
+class PermissionDeniedError(A2AError, jsonrpc=-32000, grpc=code_pb2.PERMISSION_DENIED,
+                            http=403, message="Permission denied", reason="PERMISSION_DENIED"):
+    """Valid credentials that do not allow this request: a required scope is missing, or the
+    request names a tenant the caller does not belong to (HTTP 403 on JSON-RPC,
+    PERMISSION_DENIED on gRPC). Never used for another caller's task: that does not exist."""
 
 
 CATALOGUE: tuple[type[A2AError], ...] = tuple(A2AError.__subclasses__())

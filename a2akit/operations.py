@@ -22,7 +22,7 @@ from google.protobuf.message import Message
 
 from a2akit import leases
 from a2akit.agent import Agent, RequestContext
-from a2akit.auth import ANONYMOUS
+from a2akit.auth import Authenticator
 from a2akit.budget import call_budget, run_budget_text
 from a2akit.caller import Call, Headers, resolve_call
 from a2akit.card import input_modes, streaming_enabled
@@ -47,7 +47,7 @@ from a2akit.settings import Settings
 from a2akit.states import apply_event, closes_stream, is_terminal, status_event
 from a2akit.store.base import Lease, Scope, StoredTask, TaskQuery, TaskStore
 from a2akit.store.cursor import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MIN_PAGE_SIZE
-from a2akit.validation import check_history_length, check_required
+from a2akit.validation import check_history_length, check_request
 from a2akit.webhooks import check_webhook_url
 
 __all__ = ["OPERATIONS", "Operation", "Operations", "Streaming", "Unary"]
@@ -87,41 +87,47 @@ class Operations:
     then never runs in this process."""
 
     def __init__(self, settings: Settings, store: TaskStore, agent: Agent,
-                 card: pb.AgentCard, queue: TaskQueue | None = None) -> None:
+                 card: pb.AgentCard, authenticator: Authenticator,
+                 queue: TaskQueue | None = None) -> None:
         self.settings = settings
         self.store = store
         self.agent = agent
         self.card = card
+        self.authenticator = authenticator
         self.queue = queue
         self._required_extensions = [e.uri for e in card.capabilities.extensions if e.required]
         self._supported_extensions = frozenset(e.uri for e in card.capabilities.extensions)
 
     # --- entry points for bindings ------------------------------------------------------------
 
-    def resolve_call(self, headers: Headers, *, verified_principal: str | None = None,
-                     version: str | None = None) -> Call:
-        """The caller of one request (see `a2akit.caller`). Raises VersionNotSupportedError
-        or AuthenticationRequiredError."""
-        return resolve_call(self.settings, self._supported_extensions, headers,
-                            verified_principal=verified_principal, version=version)
+    async def resolve_call(self, headers: Headers, *, verified_principal: str | None = None,
+                           version: str | None = None) -> Call:
+        """The caller of one request (see `a2akit.caller`). Raises VersionNotSupportedError,
+        AuthenticationRequiredError, PermissionDeniedError or UnavailableError."""
+        return await resolve_call(self.authenticator, self._supported_extensions, headers,
+                                  verified_principal=verified_principal, version=version)
 
     async def unary(self, operation: Unary[Req, Res], request: Req, call: Call) -> Res:
         """Run a unary operation. Raises A2AError subclasses only for expected failures."""
-        self._check_call(request, call)
+        self._check_call(operation.name, request, call)
         return await operation.handler(self, request, call)
 
     async def stream(self, operation: Streaming[Req], request: Req, call: Call) -> Events:
         """Validate and start a streaming operation. Errors found before the first event are
         raised here, so a binding can answer them as a plain error response."""
-        self._check_call(request, call)
+        self._check_call(operation.name, request, call)
         return await operation.handler(self, request, call)
 
-    def _check_call(self, request: Message, call: Call) -> None:
+    def _check_call(self, operation: str, request: Message, call: Call) -> None:
+        # Authorization first, before anything is looked up: the operation's scopes, then
+        # the tenant the request names (every request message has one).
+        self.authenticator.authorize(call.identity, operation)
+        call.scope(getattr(request, "tenant", ""))
         for uri in self._required_extensions:
             if uri not in call.extensions:
                 raise ExtensionSupportRequiredError(
                     f"This agent requires the extension {uri}", metadata={"extension": uri})
-        check_required(request)
+        check_request(request)
 
     # --- messages -------------------------------------------------------------------------------
 
@@ -226,7 +232,7 @@ class Operations:
         if request.configuration.HasField("task_push_notification_config"):
             config = pb.TaskPushNotificationConfig()
             config.CopyFrom(request.configuration.task_push_notification_config)
-            config.task_id, config.tenant = outcome.stored.task.id, request.tenant
+            config.task_id, config.tenant = outcome.stored.task.id, scope.tenant
             config.id = config.id or str(uuid.uuid4())
             await self.store.put_push_config(scope, config)
         return outcome.stored
@@ -369,7 +375,7 @@ class Operations:
         await check_webhook_url(request.url)
         config = pb.TaskPushNotificationConfig()
         config.CopyFrom(request)
-        config.id = config.id or str(uuid.uuid4())
+        config.id, config.tenant = config.id or str(uuid.uuid4()), scope.tenant
         await self.store.put_push_config(scope, config)
         return config
 
@@ -410,7 +416,7 @@ class Operations:
                                       call: Call) -> pb.AgentCard:
         if not self.card.capabilities.extended_agent_card:
             raise UnsupportedOperationError("This agent declares no extended agent card")
-        if call.owner == ANONYMOUS:
+        if call.identity.anonymous:
             raise AuthenticationRequiredError("The extended agent card requires authentication")
         extended = getattr(self.agent, "extended_card", None)
         if not isinstance(extended, pb.AgentCard):

@@ -1,20 +1,47 @@
-"""Assembles the core once per process from settings: agent, store, card, operations."""
+"""Assembles the core once per process from settings: agent, store, card, operations.
+
+Also how an entry point fails to start: `explain_startup_errors()` turns a bad setting or an
+unreachable store into one line that names the variable to fix.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import importlib
-from collections.abc import Coroutine
+import logging
+import sys
+import traceback
+from collections.abc import Coroutine, Iterator
+from pathlib import Path
 from typing import Any
 
 from a2akit.agent import Agent
+from a2akit.auth import Authenticator
 from a2akit.card import build_card
 from a2akit.operations import Operations
-from a2akit.settings import QUEUE, Settings, SettingsError
+from a2akit.settings import ENV, QUEUE, Settings, SettingsError
 from a2akit.store.base import TaskStore
 
-__all__ = ["build_operations", "load_agent", "make_store"]
+__all__ = [
+    "STARTUP_EXIT_CODE",
+    "StartupError",
+    "build_operations",
+    "explain_startup_errors",
+    "load_agent",
+    "make_store",
+]
+
+log = logging.getLogger("a2akit")
+
+# What a command-line entry point exits with when it cannot start (2: a usage error).
+STARTUP_EXIT_CODE = 2
+
+
+class StartupError(Exception):
+    """The kit cannot start for a reason outside the settings' values (the store is
+    unreachable, a port is taken); the message is one line that names what to fix."""
 
 
 def load_agent(path: str) -> Agent:
@@ -23,8 +50,16 @@ def load_agent(path: str) -> Agent:
     if not module_name or not attribute:
         raise SettingsError(f"A2A_AGENT must look like module:attribute, not {path!r}")
     try:
-        target = getattr(importlib.import_module(module_name), attribute)
-    except (ImportError, AttributeError) as exc:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise SettingsError(f"A2A_AGENT={path!r} cannot be imported: {exc}") from exc
+    except Exception as exc:
+        # The agent's own module failed while importing: say where, as a traceback would.
+        raise SettingsError(f"A2A_AGENT={path!r} failed while importing: "
+                            f"{type(exc).__name__}: {exc}{_where(exc)}") from exc
+    try:
+        target = getattr(module, attribute)
+    except AttributeError as exc:
         raise SettingsError(f"A2A_AGENT={path!r} cannot be imported: {exc}") from exc
     agent = target if hasattr(target, "execute") and not isinstance(target, type) else target()
     if not isinstance(agent, Agent):
@@ -32,16 +67,49 @@ def load_agent(path: str) -> Agent:
     return agent
 
 
+def _where(exc: BaseException) -> str:
+    """` (file:line)` of the innermost frame of exc, or of a SyntaxError's own location."""
+    if isinstance(exc, SyntaxError) and exc.filename:
+        return ""  # its message already says (file, line N)
+    frames = traceback.extract_tb(exc.__traceback__)
+    return f" ({Path(frames[-1].filename).name}:{frames[-1].lineno})" if frames else ""
+
+
 def make_store(settings: Settings) -> TaskStore:
+    """The DynamoDB store when a table is set, else the embedded one.
+
+    Raises SettingsError for an endpoint URL botocore rejects, and StartupError when the
+    client cannot be made (no region) or, with an emulator endpoint, the table cannot be
+    created or read (the emulator is not running)."""
     if settings.table:
         # Imported only when configured: boto3 costs ~0.4 s of cold start.
+        import botocore.exceptions
+
         from a2akit.store.dynamodb import DynamoDBStore, make_client
 
-        store = DynamoDBStore(settings.table, make_client(settings.dynamodb_endpoint),
+        endpoint = settings.dynamodb_endpoint
+        where = (f"{ENV.DYNAMODB_ENDPOINT}={endpoint}" if endpoint
+                 else f"{ENV.TABLE}={settings.table}")
+        try:
+            client = make_client(endpoint)
+        except ValueError as exc:  # botocore: "Invalid endpoint: ..."
+            raise SettingsError(f"{where} is not a usable endpoint URL: {exc}") from exc
+        except botocore.exceptions.NoRegionError as exc:
+            raise StartupError(f"{where}: no AWS region for the DynamoDB client; "
+                               "set AWS_DEFAULT_REGION") from exc
+        except botocore.exceptions.BotoCoreError as exc:
+            raise StartupError(f"{where}: cannot make a DynamoDB client: {exc}") from exc
+        store = DynamoDBStore(settings.table, client,
                               retention_days=settings.retention_days, owns_client=True)
-        if settings.dynamodb_endpoint:
+        if endpoint:
             # A local emulator: create the table on first use. Against AWS, never.
-            _run_blocking(store.create_table_if_missing())
+            try:
+                _run_blocking(store.create_table_if_missing())
+            except (botocore.exceptions.BotoCoreError,
+                    botocore.exceptions.ClientError) as exc:
+                raise StartupError(
+                    f"{where}: cannot create or read table {settings.table!r} there "
+                    f"({exc}); is the emulator running? ./dev dynamodb starts one") from exc
         return store
     from a2akit.store.memory import MemoryStore
 
@@ -55,13 +123,41 @@ def _run_blocking(coroutine: Coroutine[Any, Any, None]) -> None:
 
 
 def build_operations(settings: Settings, store: TaskStore | None = None,
-                     agent: Agent | None = None) -> Operations:
+                     agent: Agent | None = None,
+                     authenticator: Authenticator | None = None) -> Operations:
     agent = agent if agent is not None else load_agent(settings.agent)
+    # The store before the authenticator: a kit that cannot reach its store says only that,
+    # not the anonymous-access warning first.
+    store = store if store is not None else make_store(settings)
+    if authenticator is None:
+        authenticator = Authenticator.from_settings(settings)
     queue = None
     if settings.execution == QUEUE:
         # Imported only in queue mode: it loads boto3 for SQS.
         from a2akit.queue import make_queue
 
         queue = make_queue(settings)
-    return Operations(settings, store if store is not None else make_store(settings), agent,
-                      build_card(settings, agent), queue)
+    return Operations(settings, store, agent, build_card(settings, agent, authenticator),
+                      authenticator, queue)
+
+
+@contextlib.contextmanager
+def explain_startup_errors(*, reraise: bool = False) -> Iterator[None]:
+    """Around an entry point's start: what keeps the kit from starting becomes one line.
+
+    Catches SettingsError (a variable the kit cannot use, an agent that does not import) and
+    StartupError (the store unreachable at start, a port taken). By default (the command-line
+    entry points) it prints `a2akit: cannot start: <reason>` to stderr and exits with
+    STARTUP_EXIT_CODE, without a traceback. With reraise=True (the Lambda handler, at import)
+    it logs that line once at ERROR and raises StartupError with the same line, without the
+    chain, so Lambda reports an init error whose message is the line.
+    Anything else propagates unchanged: a traceback is then the useful report."""
+    try:
+        yield
+    except (SettingsError, StartupError) as exc:
+        line = "a2akit: cannot start: " + " ".join(str(exc).split())
+        if reraise:
+            log.error("%s", line)
+            raise StartupError(line) from None
+        print(line, file=sys.stderr, flush=True)
+        raise SystemExit(STARTUP_EXIT_CODE) from None

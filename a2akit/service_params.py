@@ -11,15 +11,19 @@ from a2akit.errors import VersionNotSupportedError
 __all__ = ["SUPPORTED_VERSION", "check_version", "parse_extensions"]
 
 SUPPORTED_VERSION = "1.0"
-_VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.\d+)?$")
+_SUPPORTED = tuple(int(part) for part in SUPPORTED_VERSION.split("."))  # (major, minor)
+# ASCII digits only (\d would match other scripts' digits, which int() then accepts).
+_VERSION = re.compile(r"^([0-9]{1,9})\.([0-9]{1,9})(?:\.[0-9]{1,9})?$")
 
 
 def check_version(value: str | None) -> None:
-    """Accept any 1.x (a patch part is ignored, spec 3.6). A missing or empty value means 0.3
-    (spec 3.6.2), which this interface does not serve: VersionNotSupportedError."""
+    """Accept 1.0 with or without a patch part (ignored, spec 3.6); raise
+    VersionNotSupportedError for anything else. Another minor (1.1) is refused too: its
+    client may rely on semantics a 1.0 server would silently drop (bindings.md 7). A missing
+    or empty value means 0.3 (spec 3.6.2), which this interface does not serve."""
     requested = (value or "").strip() or "0.3"
     match = _VERSION.match(requested)
-    if match is None or match.group(1) != "1":
+    if match is None or (int(match.group(1)), int(match.group(2))) != _SUPPORTED:
         raise VersionNotSupportedError(
             f"A2A version {requested} is not supported; this interface serves "
             f"{SUPPORTED_VERSION}",

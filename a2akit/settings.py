@@ -9,10 +9,13 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import re
 from collections.abc import Callable, Mapping
 from typing import TypeVar
+from urllib.parse import urlsplit
 
-__all__ = ["ENV", "EXECUTION_MODES", "INLINE", "QUEUE", "Settings", "SettingsError"]
+__all__ = ["ALL_OPERATIONS", "ENV", "EXECUTION_MODES", "INLINE", "JWT_ALGORITHMS", "QUEUE",
+           "Settings", "SettingsError", "check_fetch_url"]
 
 N = TypeVar("N", int, float)
 
@@ -46,6 +49,22 @@ class ENV:
     QUEUE_GRACE_SECONDS = "A2A_QUEUE_GRACE_SECONDS"
     QUEUE_MAX_RECEIVES = "A2A_QUEUE_MAX_RECEIVES"
     SWEEP_SECONDS = "A2A_SWEEP_SECONDS"
+    # Authentication (README, "Authentication").
+    JWT_ISSUER = "A2A_JWT_ISSUER"
+    JWT_JWKS_URL = "A2A_JWT_JWKS_URL"
+    JWT_AUDIENCE = "A2A_JWT_AUDIENCE"
+    JWT_ALGORITHMS = "A2A_JWT_ALGORITHMS"
+    JWT_TENANT_CLAIM = "A2A_JWT_TENANT_CLAIM"
+    JWT_REQUIRED_SCOPES = "A2A_JWT_REQUIRED_SCOPES"
+    JWT_LEEWAY_SECONDS = "A2A_JWT_LEEWAY_SECONDS"
+    JWKS_MAX_AGE_SECONDS = "A2A_JWKS_MAX_AGE_SECONDS"
+    API_KEY_HEADER = "A2A_API_KEY_HEADER"
+    API_KEYS = "A2A_API_KEYS"
+    API_KEYS_SECRET = "A2A_API_KEYS_SECRET"
+    API_KEYS_PARAMETER = "A2A_API_KEYS_PARAMETER"
+    API_KEYS_MAX_AGE_SECONDS = "A2A_API_KEYS_MAX_AGE_SECONDS"
+    AUTH_REFRESH_SECONDS = "A2A_AUTH_REFRESH_SECONDS"
+    AUTH_TIMEOUT_SECONDS = "A2A_AUTH_TIMEOUT_SECONDS"
 
 
 DEFAULT_AGENT = "a2akit.examples.echo:agent"
@@ -55,6 +74,12 @@ DEFAULT_AGENT = "a2akit.examples.echo:agent"
 INLINE = "inline"
 QUEUE = "queue"
 EXECUTION_MODES = (INLINE, QUEUE)
+# Asymmetric signatures only: `none` and the HMAC family (whose "key" would be the issuer's
+# public key, RFC 8725 2.1) can never be configured.
+JWT_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512",
+                  "ES256", "ES384", "ES512", "EdDSA")
+# Key of the scopes every operation requires (`A2A_JWT_REQUIRED_SCOPES` entries without `=`).
+ALL_OPERATIONS = "*"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,7 +90,7 @@ class Settings:
     public_url: str = "http://127.0.0.1:8000/"
     grpc_address: str | None = None
     allow_anonymous: bool = False
-    # bearer token -> owner; a real identity provider (API Gateway authorizer) takes precedence.
+    # bearer token -> owner, in plain text: local development only (a warning at start).
     bearer_tokens: Mapping[str, str] = dataclasses.field(default_factory=dict)
     grpc_port: int = 50051
     # One limit for both bindings: JSON-RPC body bytes and gRPC message bytes.
@@ -95,6 +120,39 @@ class Settings:
     queue_max_receives: int = 3
     # How often the in-process sweeper (container, local server) looks for expired leases.
     sweep_seconds: float = 60.0
+    # --- authentication (a2akit/auth); each scheme is on when its source is set ----------------
+    # OAuth 2.0 / OpenID Connect bearer JWTs from one issuer.
+    jwt_issuer: str | None = None
+    jwt_jwks_url: str | None = None  # None: from the issuer's discovery document
+    jwt_audiences: tuple[str, ...] = ()  # `aud`, or Cognito's `client_id` in access tokens
+    jwt_algorithms: tuple[str, ...] = ("RS256",)
+    jwt_tenant_claim: str | None = None
+    # operation name (or ALL_OPERATIONS) -> scopes a token must carry for it
+    jwt_required_scopes: Mapping[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
+    jwt_leeway_seconds: float = 30.0
+    jwks_max_age_seconds: float = 600.0
+    # API keys, stored as SHA-256 hashes in one source: inline JSON, a Secrets Manager secret
+    # or an SSM parameter.
+    api_key_header: str = "x-api-key"
+    api_keys: str | None = None
+    api_keys_secret: str | None = None
+    api_keys_parameter: str | None = None
+    api_keys_max_age_seconds: float = 300.0
+    # Least time between two loads of one source (unknown key id or API key, failed load).
+    auth_refresh_seconds: float = 60.0
+    # Timeout of one fetch (discovery document, JWKS, secret or parameter).
+    auth_timeout_seconds: float = 3.0
+
+    def __post_init__(self) -> None:
+        _check_auth(self)
+
+    @property
+    def jwt_enabled(self) -> bool:
+        return self.jwt_issuer is not None
+
+    @property
+    def api_keys_enabled(self) -> bool:
+        return any((self.api_keys, self.api_keys_secret, self.api_keys_parameter))
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -119,13 +177,32 @@ class Settings:
             execution=_execution(env),
             queue_url=env.get(ENV.QUEUE_URL) or None,
             sqs_endpoint=env.get(ENV.SQS_ENDPOINT) or None,
-            lease_seconds=_float(env, ENV.LEASE_SECONDS) or cls.lease_seconds,
-            budget_margin_seconds=_float(env, ENV.BUDGET_MARGIN_SECONDS)
-            or cls.budget_margin_seconds,
-            queue_grace_seconds=_float(env, ENV.QUEUE_GRACE_SECONDS) or cls.queue_grace_seconds,
+            lease_seconds=_seconds(env, ENV.LEASE_SECONDS, cls.lease_seconds),
+            budget_margin_seconds=_seconds(env, ENV.BUDGET_MARGIN_SECONDS,
+                                           cls.budget_margin_seconds),
+            queue_grace_seconds=_seconds(env, ENV.QUEUE_GRACE_SECONDS, cls.queue_grace_seconds),
             queue_max_receives=_int(env, ENV.QUEUE_MAX_RECEIVES, cls.queue_max_receives,
                                     minimum=1, maximum=1000),
-            sweep_seconds=_float(env, ENV.SWEEP_SECONDS) or cls.sweep_seconds,
+            sweep_seconds=_seconds(env, ENV.SWEEP_SECONDS, cls.sweep_seconds),
+            jwt_issuer=env.get(ENV.JWT_ISSUER) or None,
+            jwt_jwks_url=env.get(ENV.JWT_JWKS_URL) or None,
+            jwt_audiences=_list(env.get(ENV.JWT_AUDIENCE)),
+            jwt_algorithms=_list(env.get(ENV.JWT_ALGORITHMS)) or cls.jwt_algorithms,
+            jwt_tenant_claim=env.get(ENV.JWT_TENANT_CLAIM) or None,
+            jwt_required_scopes=_scopes(env.get(ENV.JWT_REQUIRED_SCOPES, "")),
+            jwt_leeway_seconds=_seconds(env, ENV.JWT_LEEWAY_SECONDS, cls.jwt_leeway_seconds),
+            jwks_max_age_seconds=_seconds(env, ENV.JWKS_MAX_AGE_SECONDS,
+                                          cls.jwks_max_age_seconds),
+            api_key_header=(env.get(ENV.API_KEY_HEADER) or cls.api_key_header).strip().lower(),
+            api_keys=env.get(ENV.API_KEYS) or None,
+            api_keys_secret=env.get(ENV.API_KEYS_SECRET) or None,
+            api_keys_parameter=env.get(ENV.API_KEYS_PARAMETER) or None,
+            api_keys_max_age_seconds=_seconds(env, ENV.API_KEYS_MAX_AGE_SECONDS,
+                                              cls.api_keys_max_age_seconds),
+            auth_refresh_seconds=_seconds(env, ENV.AUTH_REFRESH_SECONDS,
+                                          cls.auth_refresh_seconds),
+            auth_timeout_seconds=_seconds(env, ENV.AUTH_TIMEOUT_SECONDS,
+                                          cls.auth_timeout_seconds),
         )
 
 
@@ -208,3 +285,91 @@ def _grpc_address(raw: str | None) -> str | None:
     if not raw:
         return None
     return raw.split("://", 1)[-1].rstrip("/")
+
+
+def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
+    value = _float(env, name)
+    return default if value is None else value
+
+
+def _list(raw: str | None) -> tuple[str, ...]:
+    """`a, b,c` -> ("a", "b", "c"): comma-separated, blanks dropped."""
+    return tuple(filter(None, (part.strip() for part in (raw or "").split(","))))
+
+
+def _scopes(raw: str) -> dict[str, tuple[str, ...]]:
+    """`scope` (every operation) or `Operation=scope`, comma-separated -> {name: scopes}."""
+    scopes: dict[str, tuple[str, ...]] = {}
+    for item in _list(raw):
+        operation, sep, scope = item.rpartition("=")
+        operation = operation.strip() if sep else ALL_OPERATIONS
+        if not scope.strip() or not operation:
+            raise SettingsError(f"{ENV.JWT_REQUIRED_SCOPES} entries must look like scope or "
+                                f"Operation=scope, not {item!r}")
+        scopes[operation] = (*scopes.get(operation, ()), scope.strip())
+    return scopes
+
+
+_HEADER_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+_LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def check_fetch_url(url: str, name: str) -> None:
+    """Keys come only over HTTPS; plain HTTP only on loopback (tests, local issuers).
+
+    Raises SettingsError naming `name`."""
+    parts = urlsplit(url)
+    if parts.hostname and (parts.scheme == "https" or (
+            parts.scheme == "http" and parts.hostname in _LOOPBACK_HOSTS)):
+        return
+    raise SettingsError(f"{name} must be an https:// URL (http:// only on loopback), "
+                        f"not {url!r}")
+
+
+def _check_auth(settings: Settings) -> None:
+    """What the schemes need from each other; every message names the variable."""
+    if settings.jwt_issuer is not None:
+        check_fetch_url(settings.jwt_issuer, ENV.JWT_ISSUER)
+        if settings.jwt_jwks_url is not None:
+            check_fetch_url(settings.jwt_jwks_url, ENV.JWT_JWKS_URL)
+        if not settings.jwt_audiences:
+            # Without one, any token the issuer signs for any other application would do.
+            raise SettingsError(f"{ENV.JWT_AUDIENCE} is required with {ENV.JWT_ISSUER}")
+        if settings.bearer_tokens:
+            raise SettingsError(f"{ENV.BEARER_TOKENS} (local development only) cannot be "
+                                f"combined with {ENV.JWT_ISSUER}: both use Authorization: "
+                                "Bearer")
+    elif settings.jwt_jwks_url or settings.jwt_audiences or settings.jwt_required_scopes:
+        raise SettingsError(f"{ENV.JWT_ISSUER} is required by the other A2A_JWT_* settings")
+    bad = [alg for alg in settings.jwt_algorithms if alg not in JWT_ALGORITHMS]
+    if bad or not settings.jwt_algorithms:
+        raise SettingsError(f"{ENV.JWT_ALGORITHMS} must name some of {', '.join(JWT_ALGORITHMS)}"
+                            f" (never none or HS*), not {', '.join(bad) or 'nothing'}")
+    unknown = set(settings.jwt_required_scopes) - {ALL_OPERATIONS, *_operation_names()}
+    if unknown:
+        raise SettingsError(f"{ENV.JWT_REQUIRED_SCOPES} names unknown operations: "
+                            f"{', '.join(sorted(unknown))}")
+    sources = [name for name, value in ((ENV.API_KEYS, settings.api_keys),
+                                        (ENV.API_KEYS_SECRET, settings.api_keys_secret),
+                                        (ENV.API_KEYS_PARAMETER, settings.api_keys_parameter))
+               if value]
+    if len(sources) > 1:
+        raise SettingsError(f"API keys come from one source; set only one of {', '.join(sources)}")
+    header = settings.api_key_header
+    # gRPC metadata keys are lower-case and `-bin` ones carry bytes; Authorization is Bearer's.
+    if (not _HEADER_NAME.match(header) or header.endswith("-bin")
+            or header in ("authorization", "a2a-version", "a2a-extensions")):
+        raise SettingsError(f"{ENV.API_KEY_HEADER} must be a lower-case header name of its own,"
+                            f" not {header!r}")
+    for name, value in ((ENV.JWKS_MAX_AGE_SECONDS, settings.jwks_max_age_seconds),
+                        (ENV.API_KEYS_MAX_AGE_SECONDS, settings.api_keys_max_age_seconds)):
+        if value < settings.auth_refresh_seconds:
+            raise SettingsError(f"{name} must be at least {ENV.AUTH_REFRESH_SECONDS} "
+                                f"({settings.auth_refresh_seconds:g} s), not {value:g}")
+
+
+def _operation_names() -> set[str]:
+    # The operations are the service's rpcs; a2akit.operations checks its table against them.
+    from a2akit.generated import a2a_pb2 as pb
+
+    return {method.name for method in pb.DESCRIPTOR.services_by_name["A2AService"].methods}

@@ -1,19 +1,53 @@
-"""Checks every incoming request passes before the core acts on it (spec 3.3.2, 5.7)."""
+"""Checks every incoming request passes before the core acts on it (spec 3.3.2, 5.7).
+
+Both bindings reach them through the core (`check_request`), on the decoded protobuf
+request, so a rule and its error are the same on JSON-RPC and gRPC. What only JSON can get
+wrong (a string where an object belongs) is checked by a2akit.protojson while parsing.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
 
+from google.protobuf import struct_pb2
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
 from a2akit.errors import InvalidParamsError
+from a2akit.limits import (
+    MAX_HISTORY_LENGTH,
+    MAX_ID_BYTES,
+    MAX_METADATA_BYTES,
+    MAX_METADATA_DEPTH,
+    MAX_PARTS_PER_MESSAGE,
+)
 from a2akit.protojson import required_fields
 
-__all__ = ["check_enum_values", "check_history_length", "check_required"]
+__all__ = ["check_enum_values", "check_history_length", "check_request", "check_required"]
 
 _OPAQUE_PREFIX = "google.protobuf."
+# Request fields holding an id (of a task, context, message, push config or tenant): the
+# store keys on them, so they share one length limit.
+_ID_FIELDS = frozenset({"id", "task_id", "context_id", "message_id", "tenant",
+                        "reference_task_ids"})
+_PART = "lf.a2a.v1.Part"
+_STRUCT = struct_pb2.Struct.DESCRIPTOR.full_name
+_Violations = list[tuple[str, str]]
+
+
+def check_request(request: Message) -> None:
+    """Raise InvalidParamsError unless `request` has its REQUIRED fields, every part holds
+    exactly one content, and it keeps within the limits of a2akit.limits. Every violation is
+    listed in the error's BadRequest, named by its field path."""
+    check_required(request)
+    violations = [problem for message, path in _messages(request, "")
+                  for problem in _content(message, path)]
+    if violations:
+        field, problem = violations[0]
+        more = f" (and {len(violations) - 1} more)" if len(violations) > 1 else ""
+        raise InvalidParamsError(f"Invalid parameters: {field} {problem}{more}",
+                                 violations=violations)
 
 
 def check_required(request: Message) -> None:
@@ -60,15 +94,24 @@ def _is_set(message: Message, field: Any) -> bool:
 
 
 def check_history_length(message: Message, field: str = "history_length") -> int | None:
-    """The requested history cap, or None when unset. Negative values are invalid."""
+    """The requested history cap, or None when unset. Raises InvalidParamsError when it is
+    negative or over MAX_HISTORY_LENGTH."""
     if not message.HasField(field):
         return None
     value: int = getattr(message, field)
-    if value < 0:
-        raise InvalidParamsError(
-            "historyLength must not be negative", violations=[("history_length", "must be >= 0")]
-        )
+    problem = _history_problem(value)
+    if problem:
+        raise InvalidParamsError(f"historyLength {problem}", violations=[(field, problem)])
     return value
+
+
+def _history_problem(value: int) -> str:
+    if value < 0:
+        return "must be >= 0"
+    if value > MAX_HISTORY_LENGTH:
+        return f"must be at most {MAX_HISTORY_LENGTH} (the history length limit); " \
+               "leave it unset for the whole history"
+    return ""
 
 
 def check_enum_values(message: Message) -> None:
@@ -86,3 +129,57 @@ def check_enum_values(message: Message) -> None:
     ]
     if violations:
         raise InvalidParamsError(f"Invalid value for {violations[0][0]}", violations=violations)
+
+
+# --- content and limits ----------------------------------------------------------------------
+
+
+def _content(message: Any, path: str) -> Iterator[tuple[str, str]]:
+    """What breaks the content rule or a limit in this one message (not in those it holds:
+    `_messages` visits them)."""
+    if message.DESCRIPTOR.full_name == _PART and message.WhichOneof("content") is None:
+        yield path.rstrip(".") or "part", "needs exactly one content: text, raw, url or data"
+    for field, value in message.ListFields():
+        where = path + field.name
+        if field.name in _ID_FIELDS and field.type == FieldDescriptor.TYPE_STRING:
+            items = enumerate(value) if field.is_repeated else [(None, value)]
+            for i, item in items:
+                size = len(item.encode("utf-8"))
+                if size > MAX_ID_BYTES:
+                    yield (where if i is None else f"{where}[{i}]",
+                           f"is {size} bytes long; ids are at most {MAX_ID_BYTES} bytes (UTF-8)")
+        elif field.name == "history_length":
+            problem = _history_problem(value)
+            if problem:
+                yield where, problem
+        elif field.type != FieldDescriptor.TYPE_MESSAGE:
+            continue
+        elif field.message_type.full_name == _STRUCT:
+            size = value.ByteSize()
+            if size > MAX_METADATA_BYTES:
+                yield where, f"is {size} bytes; metadata is at most {MAX_METADATA_BYTES} bytes"
+            elif _depth(value) > MAX_METADATA_DEPTH:
+                yield where, (f"nests deeper than {MAX_METADATA_DEPTH} levels, the metadata "
+                              "depth limit")
+        elif field.message_type.full_name == _PART and len(value) > MAX_PARTS_PER_MESSAGE:
+            yield where, (f"has {len(value)} parts; at most {MAX_PARTS_PER_MESSAGE} parts per "
+                          "message")
+
+
+def _depth(struct: struct_pb2.Struct) -> int:
+    """Nesting depth of a Struct (itself 1), without recursion: gRPC admits deep ones."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(struct, 1)]
+    while stack:
+        node, level = stack.pop()
+        deepest = max(deepest, level)
+        if deepest > MAX_METADATA_DEPTH:
+            return deepest  # far enough to refuse it
+        values = node.fields.values() if isinstance(node, struct_pb2.Struct) else node.values
+        for item in values:
+            kind = item.WhichOneof("kind")
+            if kind == "struct_value":
+                stack.append((item.struct_value, level + 1))
+            elif kind == "list_value":
+                stack.append((item.list_value, level + 1))
+    return deepest

@@ -35,7 +35,11 @@ async def check_webhook_url(url: str) -> None:
 
     A host name is resolved and every address checked. A name that does not resolve now
     is accepted: delivery must check again at send time, since DNS can change anyway."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        port = parts.port  # parsed lazily: raises for "host:99999" or a non-number
+    except ValueError as exc:
+        raise _refuse(url, f"not a valid URL ({exc})") from exc
     if parts.scheme not in ("http", "https"):
         raise _refuse(url, "only http and https URLs are allowed")
     host = parts.hostname
@@ -50,7 +54,7 @@ async def check_webhook_url(url: str) -> None:
     except ValueError:
         pass  # a name, not an address literal
     try:
-        infos = await asyncio.get_running_loop().getaddrinfo(host, parts.port or 443,
+        infos = await asyncio.get_running_loop().getaddrinfo(host, port or 443,
                                                              type=socket.SOCK_STREAM)
     except OSError:
         return

@@ -25,7 +25,7 @@ from a2akit.generated import a2a_pb2 as pb  # noqa: E402
 from a2akit.store import table  # noqa: E402
 from a2akit.store.base import Scope, TaskQuery  # noqa: E402
 from a2akit.store.dynamodb import DynamoDBStore, make_client  # noqa: E402
-from tests.dynamodb_local import dynamodb_local, set_dummy_credentials  # noqa: E402
+from scripts.dynamodb_local import dynamodb_local, set_dummy_credentials  # noqa: E402
 
 TABLE = "a2akit-bench"
 DATA_CALLS = ("GetItem", "PutItem", "DeleteItem", "Query", "TransactWriteItems",

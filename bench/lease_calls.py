@@ -19,6 +19,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from a2akit.auth import Identity  # noqa: E402
 from a2akit.caller import Call  # noqa: E402
 from a2akit.leases import epoch_ms  # noqa: E402
 from a2akit.runtime import build_operations  # noqa: E402
@@ -27,7 +28,7 @@ from a2akit.store import table  # noqa: E402
 from a2akit.store.base import Lease, Scope  # noqa: E402
 from a2akit.store.dynamodb import DynamoDBStore, make_client  # noqa: E402
 from bench.dynamodb_calls import Meter  # noqa: E402
-from tests.dynamodb_local import dynamodb_local, set_dummy_credentials  # noqa: E402
+from scripts.dynamodb_local import dynamodb_local, set_dummy_credentials  # noqa: E402
 from tests.support.messages import send_request  # noqa: E402
 
 TABLE = "a2akit-lease-bench"
@@ -68,7 +69,7 @@ async def main(seconds: float, endpoint: str) -> None:
     ops = build_operations(Settings(table=TABLE), store=store, agent=agent)
     request.tenant = scope.tenant
     request.configuration.return_immediately = True
-    await ops.send_message(request, Call(owner=scope.owner))
+    await ops.send_message(request, Call(Identity(scope.owner, "test")))
     await asyncio.sleep(0.5)  # the WORKING write
     meter.calls.clear()
     started = time.monotonic()

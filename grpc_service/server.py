@@ -35,7 +35,7 @@ from a2akit.errors import A2AError, InternalError, JSONParseError
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.leases import sweep_periodically
 from a2akit.operations import OPERATIONS, Operation, Operations, Streaming, Unary
-from a2akit.runtime import build_operations
+from a2akit.runtime import StartupError, build_operations, explain_startup_errors
 from a2akit.settings import Settings
 from a2akit.validation import check_enum_values
 
@@ -97,7 +97,7 @@ class _Binding:
 
     async def call(self, context: Context) -> Call:
         """Version, then caller: the same checks and errors as the JSON-RPC binding."""
-        call = self.ops.resolve_call(_Metadata(context))
+        call = await self.ops.resolve_call(_Metadata(context))
         if call.active_extensions:
             await context.send_initial_metadata(
                 (("a2a-extensions", ",".join(call.active_extensions)),))
@@ -208,7 +208,7 @@ def _configure_port(server: grpc.aio.Server, host: str, port: int) -> int:
     except RuntimeError:
         bound = 0
     if bound == 0:
-        raise RuntimeError(f"cannot bind gRPC port {host}:{port} (is it already in use?)")
+        raise StartupError(f"cannot bind gRPC port {host}:{port} (is it already in use?)")
     return bound
 
 
@@ -231,7 +231,7 @@ async def serve(settings: Settings, operations: Operations | None = None,
                 port: int | None = None, host: str = "[::]") -> RunningServer:
     """Build and start the server (pass port=0 for any free port).
 
-    Raises RuntimeError when the port cannot be bound."""
+    Raises StartupError when the port cannot be bound."""
     ops = operations if operations is not None else build_operations(settings)
     server = grpc.aio.server(options=server_options(settings))
     _configure_service(server, ops)
@@ -269,7 +269,8 @@ async def _run(settings: Settings) -> None:
 
 
 def main() -> None:
-    settings = Settings.from_env()
-    logging.basicConfig(level=settings.log_level,
-                        format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    asyncio.run(_run(settings))
+    with explain_startup_errors():
+        settings = Settings.from_env()
+        logging.basicConfig(level=settings.log_level,
+                            format="%(asctime)s %(levelname)s %(name)s %(message)s")
+        asyncio.run(_run(settings))

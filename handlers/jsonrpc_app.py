@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import email.utils
 import hashlib
 import json
 import logging
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -30,12 +32,13 @@ from a2akit.errors import (
     A2AError,
     InternalError,
     InvalidRequestError,
-    JSONParseError,
     MethodNotFoundError,
 )
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.operations import OPERATIONS, Operations, Unary
 from a2akit.protojson import from_json, to_json
+from handlers.conditional import not_modified
+from handlers.json_body import parse_json_body
 
 __all__ = ["AGENT_CARD_PATH", "create_app"]
 
@@ -58,10 +61,10 @@ def _error_body(error: A2AError, request_id: _Id) -> dict[str, Any]:
             "error": {"code": error.jsonrpc_code, "message": error.message, "data": data}}
 
 
-def _error_response(error: A2AError, request_id: _Id) -> Response:
+def _error_response(error: A2AError, request_id: _Id, challenge: str) -> Response:
     headers = {}
     if error.http_status == 401:
-        headers["WWW-Authenticate"] = 'Bearer realm="a2a"'
+        headers["WWW-Authenticate"] = challenge  # names the configured schemes
     return Response(_dumps(_error_body(error, request_id)), status_code=error.http_status,
                     media_type=JSON, headers=headers)
 
@@ -70,6 +73,7 @@ class _JsonRpc:
     def __init__(self, operations: Operations) -> None:
         self.ops = operations
         self.limit = operations.settings.max_request_bytes
+        self.challenge = operations.authenticator.challenge
 
     async def _body(self, request: Request) -> bytes:
         too_big = InvalidRequestError(f"Request body exceeds the limit of {self.limit} bytes",
@@ -87,10 +91,7 @@ class _JsonRpc:
     async def handle(self, request: Request) -> Response:
         request_id: _Id = None
         try:
-            try:
-                payload = json.loads(await self._body(request))
-            except (ValueError, UnicodeDecodeError) as exc:
-                raise JSONParseError() from exc
+            payload = parse_json_body(await self._body(request))
             if isinstance(payload, list):
                 raise InvalidRequestError("Batch requests are not supported")
             if not isinstance(payload, dict):
@@ -99,6 +100,14 @@ class _JsonRpc:
             if raw_id is not None and (isinstance(raw_id, bool)
                                        or not isinstance(raw_id, str | int)):
                 raise InvalidRequestError("id must be a string, an integer or null")
+            if "id" not in payload:
+                # A request without id is a JSON-RPC notification, which A2A does not define:
+                # every operation has a result the client needs (a task id at least), and a
+                # notification could not be told of a failure. Executing it silently would
+                # create work nobody can find, so it is refused unexecuted; JSON-RPC 2.0
+                # (section 5) lets a server answer an invalid request, with id null.
+                raise InvalidRequestError("A request needs an id: notifications are not "
+                                          "supported by A2A")
             request_id = raw_id
             if payload.get("jsonrpc") != "2.0":
                 raise InvalidRequestError('jsonrpc must be exactly "2.0"')
@@ -110,7 +119,7 @@ class _JsonRpc:
                 raise MethodNotFoundError(f"Method not found: {method}",
                                           metadata={"method": method})
             message = from_json(payload.get("params"), operation.request)
-            call = self.ops.resolve_call(
+            call = await self.ops.resolve_call(
                 request.headers, verified_principal=platform_principal(request.scope.get(
                     "aws.event")), version=request.query_params.get("A2A-Version"))
             # On Lambda the invocation's end bounds blocking and streaming calls.
@@ -127,10 +136,10 @@ class _JsonRpc:
                 **headers, "Cache-Control": "no-store", "X-Accel-Buffering": "no"},
                 media_type="text/event-stream")
         except A2AError as error:
-            return _error_response(error, request_id)
+            return _error_response(error, request_id, self.challenge)
         except Exception:
             log.exception("unexpected failure in JSON-RPC request")
-            return _error_response(InternalError(), request_id)
+            return _error_response(InternalError(), request_id, self.challenge)
 
     async def _sse(self, events: AsyncIterator[pb.StreamResponse],
                    request_id: _Id) -> AsyncIterator[bytes]:
@@ -158,19 +167,54 @@ class _JsonRpc:
             body = _error_body(InternalError(), request_id)
             yield b"event: error\ndata: " + _dumps(body) + b"\n\n"
         finally:
-            if pending is not None:
+            if pending is None or pending.done():
+                _forget(pending)
+                await events.aclose()  # type: ignore[attr-defined]
+            else:
+                # The client left while the next event was awaited in `pending`: aclose() on
+                # a generator still running there raises RuntimeError, and awaiting anything
+                # here could be cancelled again. The generator closes once `pending` ends.
+                pending.add_done_callback(lambda done: _close_later(done, events))
                 pending.cancel()
-            await events.aclose()  # type: ignore[attr-defined]
+
+
+def _forget(task: asyncio.Future[Any] | None) -> BaseException | None:
+    """Take a finished task's outcome: the stream is gone, nobody reads it any more."""
+    if task is not None and task.done() and not task.cancelled():
+        return task.exception()
+    return None
+
+
+def _close_later(pending: asyncio.Task[pb.StreamResponse],
+                 events: AsyncIterator[pb.StreamResponse]) -> None:
+    _forget(pending)
+    closing = asyncio.ensure_future(events.aclose())  # type: ignore[attr-defined]
+    _CLOSING.add(closing)
+    closing.add_done_callback(_closed)
+
+
+def _closed(closing: asyncio.Future[None]) -> None:
+    _CLOSING.discard(closing)
+    error = _forget(closing)
+    if error is not None:
+        log.warning("closing an abandoned stream failed: %r", error)
+
+
+# Streams left by their client close in the background: keep each closing task referenced.
+_CLOSING: set[asyncio.Future[None]] = set()
 
 
 def create_app(operations: Operations) -> Starlette:
     """The JSON-RPC app: POST at the interface URL's path, GET of the public agent card."""
     card_body = _dumps(to_json(operations.card))
     etag = '"' + hashlib.sha256(card_body).hexdigest()[:32] + '"'
+    built = int(time.time())  # the card is built once per process: its Last-Modified
+    headers = {"Cache-Control": "public, max-age=300", "ETag": etag,
+               "Last-Modified": email.utils.formatdate(built, usegmt=True)}
 
     async def agent_card(request: Request) -> Response:
-        headers = {"Cache-Control": "public, max-age=300", "ETag": etag}
-        if request.headers.get("if-none-match") == etag:
+        if not_modified(request.headers.get("if-none-match"),
+                        request.headers.get("if-modified-since"), etag, built):
             return Response(status_code=304, headers=headers)
         return Response(card_body, media_type=JSON, headers=headers)
 

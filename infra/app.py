@@ -7,11 +7,17 @@ from __future__ import annotations
 
 import os
 
-from aws_cdk import App, Environment, Validations
-from cdk_nag import AwsSolutionsChecks
+try:
+    from aws_cdk import App, Environment, Validations
+    from cdk_nag import AwsSolutionsChecks
+except ModuleNotFoundError as exc:  # `cdk` ran a Python without the infra extra
+    raise ModuleNotFoundError(
+        f"{exc.name} is missing: the CDK app needs the kit's infra extra. Run `./dev synth` "
+        "(or `./dev cdk ...`), which uses .venv with it, or `pip install -e '.[infra]'` into "
+        "the Python that `cdk` runs", name=exc.name) from exc
 
 from .bundle import DEFAULT_DIR, build_bundle
-from .config import DeployConfig
+from .config import AUTH, DeployConfig
 from .stack import A2AStack
 
 __all__ = ["build_app"]
@@ -23,7 +29,7 @@ def build_app(app: App | None = None, *, lambda_bundle: str | None = None) -> Ap
     config = DeployConfig.from_context(app.node.try_get_context)
     bundle = lambda_bundle or config.lambda_bundle
     if bundle is None:
-        build_bundle(DEFAULT_DIR)
+        build_bundle(DEFAULT_DIR, jwt=config.auth == AUTH.JWT)
         bundle = str(DEFAULT_DIR)
     # Context wins; otherwise the CLI's own profile (CDK_DEFAULT_*), as `cdk` sets them.
     env = Environment(

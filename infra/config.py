@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 from a2akit.settings import DEFAULT_AGENT, EXECUTION_MODES, INLINE, QUEUE
 
-__all__ = ["CONTEXT", "ConfigError", "DeployConfig"]
+__all__ = ["AUTH", "CONTEXT", "ConfigError", "DeployConfig"]
 
 # API Gateway HTTP APIs cut every integration at 30 s; a buffered stream must end before.
 _MAX_STREAM_BUDGET_SECONDS = 28.0
@@ -43,6 +43,25 @@ class CONTEXT:
     WORKER_TIMEOUT_SECONDS = "a2a:workerTimeoutSeconds"
     LEASE_SECONDS = "a2a:leaseSeconds"
     QUEUE_MAX_RECEIVES = "a2a:queueMaxReceives"
+    # Authentication (infra/README.md, "Authentication").
+    AUTH = "a2a:auth"
+    JWT_ISSUER = "a2a:jwtIssuer"
+    JWT_AUDIENCE = "a2a:jwtAudience"
+    JWT_REQUIRED_SCOPES = "a2a:jwtRequiredScopes"
+    JWT_TENANT_CLAIM = "a2a:jwtTenantClaim"
+    HTTP_API_JWT_AUTHORIZER = "a2a:httpApiJwtAuthorizer"
+    COGNITO_DOMAIN_PREFIX = "a2a:cognitoDomainPrefix"
+    API_KEY_HEADER = "a2a:apiKeyHeader"
+
+
+class AUTH:
+    """Values of `a2a:auth`: the in-process scheme both bindings enforce."""
+
+    JWT = "jwt"  # bearer JWTs; a Cognito user pool unless a2a:jwtIssuer names an issuer
+    API_KEY = "apiKey"  # API keys, their hashes in a Secrets Manager secret
+    NONE = "none"  # neither: only an authorizer's identity, or anonymous if allowed
+
+    ALL = (JWT, API_KEY, NONE)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -69,6 +88,14 @@ class DeployConfig:
     worker_timeout_seconds: int = _MAX_WORKER_TIMEOUT_SECONDS
     lease_seconds: float = 30.0
     queue_max_receives: int = 3
+    auth: str = AUTH.JWT
+    jwt_issuer: str | None = None  # None with auth=jwt: the stack's own Cognito user pool
+    jwt_audience: str | None = None  # comma-separated; the Cognito app client by default
+    jwt_required_scopes: str | None = None  # A2A_JWT_REQUIRED_SCOPES; Cognito: a2a/invoke
+    jwt_tenant_claim: str | None = None
+    http_api_jwt_authorizer: bool = False
+    cognito_domain_prefix: str | None = None  # None: derived from the stack name and account
+    api_key_header: str | None = None  # None: the kit's default (x-api-key)
 
     @property
     def uses_queue(self) -> bool:
@@ -106,6 +133,33 @@ class DeployConfig:
                               f"{self.queue_max_receives}")
         if ":" not in self.agent:
             raise ConfigError(f"{CONTEXT.AGENT} must be module:attribute, got {self.agent!r}")
+        self._check_auth()
+
+    def _check_auth(self) -> None:
+        if self.auth not in AUTH.ALL:
+            raise ConfigError(f"{CONTEXT.AUTH} must be one of {', '.join(AUTH.ALL)}, "
+                              f"got {self.auth!r}")
+        jwt_only = {CONTEXT.JWT_ISSUER: self.jwt_issuer, CONTEXT.JWT_AUDIENCE: self.jwt_audience,
+                    CONTEXT.JWT_REQUIRED_SCOPES: self.jwt_required_scopes,
+                    CONTEXT.JWT_TENANT_CLAIM: self.jwt_tenant_claim,
+                    CONTEXT.HTTP_API_JWT_AUTHORIZER: self.http_api_jwt_authorizer,
+                    CONTEXT.COGNITO_DOMAIN_PREFIX: self.cognito_domain_prefix}
+        if self.auth != AUTH.JWT:
+            for key, value in jwt_only.items():
+                if value:
+                    raise ConfigError(f"{key} needs {CONTEXT.AUTH}={AUTH.JWT}")
+        if self.api_key_header and self.auth != AUTH.API_KEY:
+            raise ConfigError(f"{CONTEXT.API_KEY_HEADER} needs {CONTEXT.AUTH}={AUTH.API_KEY}")
+        if self.jwt_issuer is not None:
+            if not self.jwt_issuer.startswith("https://"):
+                raise ConfigError(f"{CONTEXT.JWT_ISSUER} must be an https:// URL, "
+                                  f"got {self.jwt_issuer!r}")
+            if not self.jwt_audience:
+                raise ConfigError(f"{CONTEXT.JWT_AUDIENCE} is required with "
+                                  f"{CONTEXT.JWT_ISSUER}")
+            if self.cognito_domain_prefix:
+                raise ConfigError(f"{CONTEXT.COGNITO_DOMAIN_PREFIX} is for the stack's own "
+                                  f"user pool, not with {CONTEXT.JWT_ISSUER}")
 
     @classmethod
     def from_context(cls, get: Callable[[str], Any]) -> DeployConfig:
@@ -143,6 +197,15 @@ class DeployConfig:
             queue_max_receives=_int(
                 get, CONTEXT.QUEUE_MAX_RECEIVES, default("queue_max_receives")
             ),
+            auth=_str(get, CONTEXT.AUTH) or default("auth"),
+            jwt_issuer=_str(get, CONTEXT.JWT_ISSUER),
+            jwt_audience=_str(get, CONTEXT.JWT_AUDIENCE),
+            jwt_required_scopes=_str(get, CONTEXT.JWT_REQUIRED_SCOPES),
+            jwt_tenant_claim=_str(get, CONTEXT.JWT_TENANT_CLAIM),
+            http_api_jwt_authorizer=_bool(get, CONTEXT.HTTP_API_JWT_AUTHORIZER,
+                                          default("http_api_jwt_authorizer")),
+            cognito_domain_prefix=_str(get, CONTEXT.COGNITO_DOMAIN_PREFIX),
+            api_key_header=_str(get, CONTEXT.API_KEY_HEADER),
         )
 
 

@@ -12,6 +12,8 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
+from handlers.jsonrpc_app import AGENT_CARD_PATH
+
 __all__ = ["HANDLER", "JsonRpcApi"]
 
 HANDLER = "handlers.jsonrpc.handler"  # DESIGN.md: the kit's Lambda entry point
@@ -33,6 +35,7 @@ class JsonRpcApi(Construct):
         code_dir: str,
         environment: Mapping[str, str],
         stream_budget_seconds: float,
+        authorizer: apigwv2.IHttpRouteAuthorizer | None = None,
         memory_mb: int = 512,
     ) -> None:
         super().__init__(scope, construct_id)
@@ -65,7 +68,17 @@ class JsonRpcApi(Construct):
             "HttpApi",
             description="A2A JSON-RPC binding",
             default_integration=integration,
+            # Optional defence in depth; the kit checks every request itself anyway.
+            default_authorizer=authorizer,
         )
+        if authorizer is not None:
+            # The public agent card needs no credentials (spec 8.2).
+            self.http_api.add_routes(
+                path=AGENT_CARD_PATH,
+                methods=[apigwv2.HttpMethod.GET],
+                integration=integration,
+                authorizer=apigwv2.HttpNoneAuthorizer(),
+            )
         self.access_logs = logs.LogGroup(
             self,
             "AccessLogs",
@@ -73,7 +86,7 @@ class JsonRpcApi(Construct):
             removal_policy=RemovalPolicy.DESTROY,
         )
         _enable_access_logs(self.http_api, self.access_logs)
-        # Callers are authenticated by the kit itself (bearer tokens; anonymous only when
+        # Callers are authenticated by the kit itself (JWTs or API keys; anonymous only when
         # configured), the same as through the HTTP API, so the URL adds no weaker path.
         self.function_url = self.function.add_function_url(
             auth_type=lambda_.FunctionUrlAuthType.NONE,

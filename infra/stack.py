@@ -6,13 +6,16 @@ from pathlib import Path
 from typing import Any
 
 from aws_cdk import Acknowledgment, CfnOutput, Stack, Validations
+from aws_cdk import aws_apigatewayv2 as apigwv2
+from aws_cdk import aws_apigatewayv2_authorizers as authorizers
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from a2akit.settings import ENV, QUEUE, Settings
 
 from .alarms import Alarms
-from .config import DeployConfig
+from .auth import ApiKeySecret, CognitoIssuer
+from .config import AUTH, DeployConfig
 from .grpc_service import GrpcService
 from .jsonrpc_api import JsonRpcApi
 from .sweeper import LeaseSweeper
@@ -29,8 +32,9 @@ def _flag(value: bool) -> str:
 
 
 class A2AStack(Stack):
-    """Table, JSON-RPC Lambda + HTTP API, the task queue and its worker Lambda (when a
-    binding queues), the lease sweeper, optional gRPC on Fargate, alarms."""
+    """Table, the callers' issuer or key secret, JSON-RPC Lambda + HTTP API, the task queue
+    and its worker Lambda (when a binding queues), the lease sweeper, optional gRPC on
+    Fargate, alarms."""
 
     def __init__(
         self,
@@ -43,6 +47,9 @@ class A2AStack(Stack):
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)
         self.table = TaskTable(self, "Tasks", retain=config.retain_table)
+        self.issuer: CognitoIssuer | None = None
+        self.api_keys: ApiKeySecret | None = None
+        auth_environment = self._configure_auth(config)
 
         common = {
             ENV.AGENT: config.agent,
@@ -50,6 +57,7 @@ class A2AStack(Stack):
             ENV.ALLOW_ANONYMOUS: _flag(config.allow_anonymous),
             ENV.RETENTION_DAYS: str(Settings.retention_days),
             ENV.LEASE_SECONDS: f"{config.lease_seconds:g}",
+            **auth_environment,
         }
         # Queue mode: whoever enqueues gets these settings and may only send.
         queued: dict[str, str] = {}
@@ -84,6 +92,7 @@ class A2AStack(Stack):
                 **(queued if config.execution == QUEUE else {}),
             },
             stream_budget_seconds=config.stream_budget_seconds,
+            authorizer=self._http_api_authorizer(config, auth_environment),
         )
         self.jsonrpc.function.add_environment(ENV.PUBLIC_URL, self.jsonrpc.url)
         self._grant_table(self.jsonrpc.function.role, self.table.index_arn)
@@ -95,6 +104,7 @@ class A2AStack(Stack):
             self, "Sweeper", code_dir=lambda_bundle, environment={ENV.TABLE: common[ENV.TABLE]}
         )
         self._grant_table(self.sweeper.function.role, self.table.lease_index_arn)
+        self._grant_keys(self.jsonrpc.function.role)
 
         self.grpc: GrpcService | None = None
         if config.grpc:
@@ -125,6 +135,7 @@ class A2AStack(Stack):
             if config.grpc_execution == QUEUE:
                 assert self.worker is not None
                 self.worker.queue.grant_send_messages(self.grpc.task_role)
+            self._grant_keys(self.grpc.task_role)
 
         self.alarms = Alarms(
             self,
@@ -148,6 +159,7 @@ class A2AStack(Stack):
         if self.worker is not None:
             CfnOutput(self, "QueueUrl", value=self.worker.queue.queue_url)
             CfnOutput(self, "DeadLetterQueueUrl", value=self.worker.dead_letter_queue.queue_url)
+        self._auth_outputs()
         if self.grpc is not None:
             CfnOutput(
                 self,
@@ -156,6 +168,67 @@ class A2AStack(Stack):
                 description="internal ALB host:port (TLS); give it a DNS name from the certificate",
             )
         self._suppress_nag_findings()
+
+    def _configure_auth(self, config: DeployConfig) -> dict[str, str]:
+        """The scheme `a2a:auth` chooses, as the environment both bindings read."""
+        if config.auth == AUTH.API_KEY:
+            self.api_keys = ApiKeySecret(self, "ApiKeys")
+            environment = {ENV.API_KEYS_SECRET: self.api_keys.secret.secret_arn}
+            if config.api_key_header:
+                environment[ENV.API_KEY_HEADER] = config.api_key_header
+            return environment
+        if config.auth != AUTH.JWT:
+            return {}
+        scopes: str | None
+        if config.jwt_issuer is None:
+            self.issuer = CognitoIssuer(self, "Issuer", domain_prefix=config.cognito_domain_prefix,
+                                        stack_name=config.stack_name)
+            issuer, audience = self.issuer.issuer, self.issuer.audience
+            scopes = config.jwt_required_scopes or self.issuer.scope
+        else:
+            assert config.jwt_audience is not None  # DeployConfig checks it
+            issuer, audience, scopes = (config.jwt_issuer, config.jwt_audience,
+                                        config.jwt_required_scopes)
+        environment = {ENV.JWT_ISSUER: issuer, ENV.JWT_AUDIENCE: audience}
+        if scopes:
+            environment[ENV.JWT_REQUIRED_SCOPES] = scopes
+        if config.jwt_tenant_claim:
+            environment[ENV.JWT_TENANT_CLAIM] = config.jwt_tenant_claim
+        return environment
+
+    def _http_api_authorizer(self, config: DeployConfig,
+                             environment: dict[str, str]) -> apigwv2.IHttpRouteAuthorizer | None:
+        """API Gateway's own JWT check of the same issuer and audiences, when asked for. It
+        answers 401 in its own shape (no JSON-RPC error): the in-process check, which both
+        bindings share, stays the one that decides."""
+        if not config.http_api_jwt_authorizer:
+            return None
+        audience = environment[ENV.JWT_AUDIENCE]
+        audiences = [audience] if self.issuer is not None else audience.split(",")
+        return authorizers.HttpJwtAuthorizer(
+            "JwtAuthorizer", environment[ENV.JWT_ISSUER],
+            jwt_audience=[a.strip() for a in audiences if a.strip()])
+
+    def _grant_keys(self, role: iam.IRole | None) -> None:
+        # Read access to the API-key secret and nothing else of Secrets Manager.
+        if self.api_keys is not None:
+            assert role is not None
+            self.api_keys.secret.grant_read(role)
+
+    def _auth_outputs(self) -> None:
+        if self.issuer is not None:
+            CfnOutput(self, "JwtIssuer", value=self.issuer.issuer,
+                      description="iss of the callers' tokens (OpenID Connect discovery)")
+            CfnOutput(self, "TokenUrl", value=self.issuer.token_url,
+                      description="OAuth 2.0 token endpoint (client credentials)")
+            CfnOutput(self, "MachineClientId", value=self.issuer.audience,
+                      description="app client for machine callers; its secret: aws "
+                      "cognito-idp describe-user-pool-client")
+            CfnOutput(self, "UserPoolId", value=self.issuer.user_pool.user_pool_id)
+            CfnOutput(self, "Scope", value=self.issuer.scope)
+        if self.api_keys is not None:
+            CfnOutput(self, "ApiKeysSecretArn", value=self.api_keys.secret.secret_arn,
+                      description="API-key records (hashes); see README, Authentication")
 
     def _grant_table(self, role: iam.IRole | None, *index_arns: str) -> None:
         """The store's item actions on the table, and Query on the named indexes only."""
@@ -202,10 +275,38 @@ class A2AStack(Stack):
         Validations.of(self.jsonrpc.http_api).acknowledge(
             Acknowledgment(
                 id="AwsSolutions-APIG4",
-                reason="The kit authenticates A2A callers itself (bearer tokens; anonymous only"
-                " when configured), identically for the HTTP API and the Function URL.",
+                reason="The kit authenticates A2A callers itself (JWTs or API keys; anonymous"
+                " only when configured), identically for the HTTP API, the Function URL and"
+                " gRPC; with a2a:httpApiJwtAuthorizer only the public agent card route is"
+                " open.",
             )
         )
+        if self.issuer is not None:
+            Validations.of(self.issuer.user_pool).acknowledge(
+                Acknowledgment(
+                    id="AwsSolutions-COG2",
+                    reason="No person signs in to this pool: its callers are machine clients"
+                    " using the client credentials flow, which MFA does not apply to.",
+                ),
+                Acknowledgment(
+                    id="AwsSolutions-COG3",
+                    reason="Threat protection scores user sign-ins; this pool has no users,"
+                    " only app clients with client credentials.",
+                ),
+                Acknowledgment(
+                    id="AwsSolutions-COG8",
+                    reason="The Plus plan adds threat protection for user sign-ins at a cost"
+                    " per user; machine clients gain nothing from it.",
+                ),
+            )
+        if self.api_keys is not None:
+            Validations.of(self.api_keys.secret).acknowledge(
+                Acknowledgment(
+                    id="AwsSolutions-SMG4",
+                    reason="The secret holds SHA-256 hashes of API keys, not a credential"
+                    " of its own: keys are rotated by adding and removing records.",
+                )
+            )
         if self.grpc is not None:
             execution_role = self.grpc.service.task_definition.execution_role
             assert execution_role is not None
@@ -220,7 +321,8 @@ class A2AStack(Stack):
                 Acknowledgment(
                     id="AwsSolutions-ECS2",
                     reason="The container environment holds only non-secret settings (agent"
-                    " import path, table name, URLs, flags).",
+                    " import path, table name, URLs, flags, the issuer and client id, the"
+                    " ARN of the API-key secret).",
                 )
             )
             Validations.of(self.grpc.load_balancer).acknowledge(

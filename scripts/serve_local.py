@@ -3,6 +3,10 @@
 Run by `./dev serve`. Settings come from the environment as everywhere else; anonymous
 callers are allowed by default here (local development only). With A2A_TABLE set, both
 bindings use DynamoDB instead of the embedded store.
+
+It binds both ports before it says anything, so the banner is printed only by a server that
+is listening; a taken port, a bad setting or an unreachable store ends it with one line on
+stderr (`a2akit.runtime.explain_startup_errors`).
 """
 
 from __future__ import annotations
@@ -10,13 +14,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import errno
 import os
 import shlex
+import socket
 
 import uvicorn
 
 from a2akit.leases import sweep_periodically
-from a2akit.runtime import build_operations
+from a2akit.runtime import StartupError, build_operations, explain_startup_errors
 from a2akit.settings import ENV, Settings
 from handlers.jsonrpc_app import create_app
 
@@ -28,38 +34,94 @@ def _curl(url: str) -> str:
             f"-d {shlex.quote(body)}")
 
 
+def _grpc_call(host: str, port: int) -> str:
+    default = port == 50051 and host == "127.0.0.1"
+    return "./dev grpc-call hello" + ("" if default else f" --address {host}:{port}")
+
+
+def _store(settings: Settings) -> str:
+    if not settings.table:
+        return "embedded (in memory: tasks go when the server stops)"
+    where = settings.dynamodb_endpoint or "AWS (region from the AWS environment)"
+    return f"DynamoDB table {settings.table} at {where}"
+
+
+def _family(host: str) -> socket.AddressFamily:
+    return socket.AF_INET6 if ":" in host else socket.AF_INET
+
+
+def _bind(host: str, port: int, option: str, *, probe: bool = False) -> socket.socket:
+    """A socket bound to host:port, as uvicorn binds it, or StartupError naming `option`.
+
+    probe=True only checks the port, because grpc binds its own socket. The probe goes without
+    SO_REUSEPORT, so a port that another gRPC server holds (grpc sets SO_REUSEPORT, and would
+    share it silently) counts as taken too.
+    """
+    sock = socket.socket(_family(host), socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    # Connections left by a server that just stopped (TIME_WAIT) do not make a port taken.
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host.strip("[]"), port))
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise StartupError(f"{option} {port}: {host}:{port} is already in use "
+                               f"(another ./dev serve?); pick another with {option}") from exc
+        raise StartupError(f"--host {host}: cannot listen on {host}:{port}: "
+                           f"{exc.strerror or exc}") from exc
+    if not probe:
+        # Listening from here on: a request sent as soon as the banner shows waits in the
+        # backlog until uvicorn accepts it.
+        sock.listen(socket.SOMAXCONN)
+        sock.set_inheritable(True)
+    return sock
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8000, help="JSON-RPC port")
-    parser.add_argument("--grpc-port", type=int, default=50051)
+    parser.add_argument("--port", type=int, default=8000, help="JSON-RPC port (0: any free)")
+    parser.add_argument("--grpc-port", type=int, default=50051, help="gRPC port (0: any free)")
     args = parser.parse_args()
-    os.environ.setdefault(ENV.ALLOW_ANONYMOUS, "true")
-    os.environ.setdefault(ENV.PUBLIC_URL, f"http://{args.host}:{args.port}/")
     try:
         import grpc_service.server as grpc_server
     except ImportError:  # the grpc extra is not installed: serve JSON-RPC alone
         grpc_server = None  # type: ignore[assignment]
-    if grpc_server is not None:
+    web_socket = _bind(args.host, args.port, "--port")
+    port = web_socket.getsockname()[1]
+    if grpc_server is not None and args.grpc_port:
+        _bind(args.host, args.grpc_port, "--grpc-port", probe=True).close()
+    os.environ.setdefault(ENV.ALLOW_ANONYMOUS, "true")
+    os.environ.setdefault(ENV.PUBLIC_URL, f"http://{args.host}:{port}/")
+    if grpc_server is not None and args.grpc_port:
         os.environ.setdefault(ENV.GRPC_ADDRESS, f"{args.host}:{args.grpc_port}")
     settings = Settings.from_env()
     operations = build_operations(settings)
     # The same lease sweep the scheduled Lambda runs on AWS (a2akit.leases).
     sweeper = asyncio.ensure_future(sweep_periodically(operations.store, settings.sweep_seconds))
-    config = uvicorn.Config(create_app(operations), host=args.host, port=args.port,
+    config = uvicorn.Config(create_app(operations), host=args.host, port=port,
                             log_level="warning", lifespan="off")
     web = uvicorn.Server(config)
     grpc = None
+    lines = []
     if grpc_server is not None:
         grpc = await grpc_server.serve(settings, operations=operations,
                                        port=args.grpc_port, host=args.host)
-        print(f"gRPC      {args.host}:{grpc.port}  (lf.a2a.v1.A2AService, a2a-version: 1.0)")
-    print(f"JSON-RPC  {settings.public_url}")
-    print(f"Card      {settings.public_url.rstrip('/')}/.well-known/agent-card.json")
-    print(f"Agent     {settings.agent}")
-    print("Try:\n  " + _curl(settings.public_url), flush=True)
+        bound = grpc.port
+        lines.append(f"gRPC      {args.host}:{bound}  (lf.a2a.v1.A2AService, a2a-version: 1.0)")
+    lines += [
+        f"JSON-RPC  {settings.public_url}",
+        f"Card      {settings.public_url.rstrip('/')}/.well-known/agent-card.json",
+        f"Agent     {settings.agent}",
+        f"Store     {_store(settings)}",
+        "Try:",
+        "  " + _curl(settings.public_url),
+    ]
+    if grpc is not None:
+        lines.append("  " + _grpc_call(args.host, bound))
+    print("\n".join(lines), flush=True)
     try:
-        await web.serve()
+        await web.serve(sockets=[web_socket])
     finally:
         sweeper.cancel()
         if grpc is not None:
@@ -67,5 +129,5 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    with contextlib.suppress(KeyboardInterrupt):
+    with explain_startup_errors(), contextlib.suppress(KeyboardInterrupt):
         asyncio.run(main())

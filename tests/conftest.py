@@ -1,7 +1,7 @@
 """Session-wide fixtures: the AWS emulators, started on first use and stopped at the end.
 
-    ddb_endpoint   DynamoDB Local with the session's table (tests/dynamodb_local.py)
-    sqs_endpoint   moto's server for SQS (tests/sqs_local.py)
+    ddb_endpoint    DynamoDB Local with the session's table (scripts/dynamodb_local.py)
+    moto_endpoint   moto's server: Secrets Manager and SSM (tests/auth), SQS (tests/queue)
 """
 
 from __future__ import annotations
@@ -10,11 +10,24 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from a2akit.store import table
 from a2akit.store.dynamodb import make_client
-from tests.dynamodb_local import TABLE, dynamodb_local, set_dummy_credentials
-from tests.sqs_local import moto_sqs
+from scripts.dynamodb_local import dynamodb_local, set_dummy_credentials
+from tests.auth.aws import moto_server
+from tests.store.conftest import TABLE
+
+# Hypothesis profiles for the property-based tests (tests/jsonrpc/test_fuzz.py).
+# ci, the default: few examples, derandomized (the same examples on every run, so CI never
+# flakes on a newly found case) and no per-example deadline (CI machines are slow at times).
+# long: `pytest --hypothesis-profile=long`, many random examples, for a hunt before a release.
+_SLOW_OK = [HealthCheck.too_slow, HealthCheck.data_too_large]
+settings.register_profile("ci", max_examples=40, derandomize=True, deadline=None,
+                          database=None, suppress_health_check=_SLOW_OK)
+settings.register_profile("long", max_examples=2_000, deadline=None,
+                          suppress_health_check=_SLOW_OK)
+settings.load_profile("ci")
 
 
 @pytest.fixture
@@ -44,8 +57,7 @@ def ddb_client(ddb_endpoint: str) -> Iterator[Any]:
 
 
 @pytest.fixture(scope="session")
-def sqs_endpoint() -> Iterator[str]:
-    """moto's SQS server, once per session."""
-    set_dummy_credentials()
-    with moto_sqs() as url:
-        yield url
+def moto_endpoint() -> Iterator[str]:
+    """moto's server, once per session."""
+    with moto_server() as endpoint:
+        yield endpoint

@@ -17,12 +17,14 @@ from google.rpc import error_details_pb2
 from a2akit.agent import RequestContext, TaskHandle
 from a2akit.errors import (
     A2AError,
+    InvalidParamsError,
     TaskNotCancelableError,
     TaskNotFoundError,
     UnsupportedOperationError,
     VersionNotSupportedError,
 )
 from a2akit.generated import a2a_pb2 as pb
+from a2akit.limits import MAX_ID_BYTES
 from a2akit.protojson import from_json, to_json
 from grpc_service.generated import a2a_pb2_grpc
 from handlers.jsonrpc_app import create_app
@@ -50,10 +52,12 @@ class SlowOrEcho:
         await task.complete()
 
 
-def _comparable(failure: Failure) -> tuple[str, str, tuple[tuple[str, str], ...]]:
+def _comparable(failure: Failure) -> tuple[Any, ...]:
     """What both bindings must agree on; the codes differ by binding."""
     info = failure.info
-    return info.reason, info.domain, tuple(sorted(info.metadata.items()))
+    bad = failure.bad_request
+    violations = tuple((v.field, v.description) for v in bad.field_violations) if bad else ()
+    return info.reason, info.domain, tuple(sorted(info.metadata.items())), violations
 
 
 def _hide_task_id(failure: Failure) -> Failure:
@@ -168,12 +172,29 @@ async def _version_not_supported(client: Client) -> Failure:
     return await _failure(client, "GetTask", pb.GetTaskRequest(id="x"), version=None)
 
 
+async def _minor_version_not_supported(client: Client) -> Failure:
+    return await _failure(client, "GetTask", pb.GetTaskRequest(id="x"), version="1.1")
+
+
+async def _id_over_the_limit(client: Client) -> Failure:
+    return await _failure(client, "GetTask", pb.GetTaskRequest(id="x" * (MAX_ID_BYTES + 1)))
+
+
+async def _part_without_content(client: Client) -> Failure:
+    request = send_request("x")
+    request.message.parts.add(media_type="text/plain")
+    return await _failure(client, "SendMessage", request)
+
+
 CASES = {
     "task-not-found": (TaskNotFoundError, _task_not_found),
     "task-not-cancelable": (TaskNotCancelableError, _task_not_cancelable),
     "unsupported-operation": (UnsupportedOperationError, _unsupported_operation),
     "extended-card-unsupported": (UnsupportedOperationError, _extended_card_unsupported),
     "version-not-supported": (VersionNotSupportedError, _version_not_supported),
+    "minor-version-not-supported": (VersionNotSupportedError, _minor_version_not_supported),
+    "id-over-the-limit": (InvalidParamsError, _id_over_the_limit),
+    "part-without-content": (InvalidParamsError, _part_without_content),
 }
 
 

@@ -6,6 +6,7 @@ import grpc
 import pytest
 
 from a2akit.generated import a2a_pb2 as pb
+from a2akit.runtime import StartupError
 from a2akit.settings import Settings
 from grpc_service.server import SERVICE_NAME, serve
 from tests.support.errors import grpc_failure as failure
@@ -78,5 +79,5 @@ async def test_undefined_enum_in_a_list_filter_is_invalid_params(grpc_env: Harne
 
 async def test_a_used_port_is_refused(start: Start) -> None:
     env = await start()
-    with pytest.raises(RuntimeError, match="cannot bind"):
+    with pytest.raises(StartupError, match="cannot bind"):
         await serve(Settings(allow_anonymous=True), env.ops, port=env.port, host="127.0.0.1")

@@ -17,6 +17,9 @@ from mangum import Mangum
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
+from a2akit.operations import Operations
+from handlers.jsonrpc_app import create_app
+
 EVENTS = pathlib.Path(__file__).parent.parent / "events"
 V1 = {"A2A-Version": "1.0"}
 
@@ -110,7 +113,11 @@ class LambdaClient(Client):
         event["rawPath"] = event["requestContext"]["http"]["path"] = path
         event["requestContext"]["http"]["method"] = method
         event["headers"].update({k.lower(): v for k, v in headers.items()})
-        event["body"] = body.decode()
+        try:
+            event["body"] = body.decode()
+        except UnicodeDecodeError:
+            # API Gateway hands a body that is not UTF-8 text over base64-encoded.
+            event["body"], event["isBase64Encoded"] = base64.b64encode(body).decode(), True
         if self.authorizer is not None:
             event["requestContext"]["authorizer"] = self.authorizer
         response = self.handler(event, _Context(self.remaining_ms))
@@ -166,6 +173,17 @@ def lambda_event_loop() -> Iterator[asyncio.AbstractEventLoop]:
         loop.run_until_complete(asyncio.sleep(0))
         loop.close()
         asyncio.set_event_loop(None)
+
+
+def serve(kind: str, ops: Operations) -> Iterator[Client]:
+    """A client of `kind` in front of the JSON-RPC app over `ops`; a Lambda kind runs on an
+    event loop of its own, as in one Lambda container."""
+    with contextlib.ExitStack() as stack:
+        if kind != "asgi":
+            stack.enter_context(lambda_event_loop())
+        client = make_client(kind, create_app(ops))
+        stack.callback(client.close)
+        yield client
 
 
 def iter_kinds() -> Iterator[str]:

@@ -13,7 +13,7 @@ from typing import Any
 import grpc
 
 from grpc_service.generated import a2a_pb2_grpc
-from tests.dynamodb_local import TABLE
+from tests.store.conftest import TABLE
 from tests.support.processes import free_port, python_env, running, wait_for_output
 
 __all__ = ["LEASE_SECONDS", "SWEEP_SECONDS", "container", "kit_env", "worker"]

@@ -11,7 +11,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
 
 from a2akit.examples.cancellable import CountingAgent
@@ -22,10 +21,11 @@ from a2akit.settings import Settings
 from a2akit.store.base import Scope
 from a2akit.store.dynamodb import DynamoDBStore
 from handlers.jsonrpc_app import create_app
-from tests.dynamodb_local import TABLE
+from tests.auth.aws import client as aws_client
 from tests.jsonrpc.client import LambdaClient, lambda_event_loop
 from tests.queue.processes import kit_env, worker
-from tests.sqs_local import make_queues
+from tests.queue.sqs import make_queues
+from tests.store.conftest import TABLE
 from tests.support.harness import memory_operations
 from tests.support.messages import user_message
 
@@ -36,18 +36,18 @@ WORDS = " ".join(f"w{i}" for i in range(150))
 
 
 @pytest.fixture
-def queued(ddb_endpoint: str, sqs_endpoint: str, tmp_path: Path
+def queued(ddb_endpoint: str, moto_endpoint: str, tmp_path: Path
            ) -> Iterator[tuple[LambdaClient, DynamoDBStore]]:
     """The front door in queue mode on Lambda, and a worker process running the streaming
     demo agent; yields the client and a store to read tasks without the front door."""
-    sqs = boto3.client("sqs", endpoint_url=sqs_endpoint, region_name="us-east-1")
+    sqs = aws_client("sqs", moto_endpoint)
     queue, _ = make_queues(sqs)
     sqs.close()
     settings = Settings(table=TABLE, dynamodb_endpoint=ddb_endpoint, allow_anonymous=True,
-                        execution="queue", queue_url=queue, sqs_endpoint=sqs_endpoint,
+                        execution="queue", queue_url=queue, sqs_endpoint=moto_endpoint,
                         budget_margin_seconds=0.5)
     env = kit_env(ddb_endpoint, "a2akit.examples.streaming:agent",
-                  AWS_ENDPOINT_URL_SQS=sqs_endpoint, A2A_QUEUE_URL=queue)
+                  AWS_ENDPOINT_URL_SQS=moto_endpoint, A2A_QUEUE_URL=queue)
     with worker(env, tmp_path / "worker.log"), lambda_event_loop():
         ops = build_operations(settings, agent=StreamingAgent())
         assert isinstance(ops.store, DynamoDBStore)

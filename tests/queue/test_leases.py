@@ -12,6 +12,7 @@ import pytest
 
 from a2akit import leases, runner
 from a2akit.agent import RequestContext, TaskHandle
+from a2akit.auth import Identity
 from a2akit.caller import Call
 from a2akit.examples.cancellable import CountingAgent
 from a2akit.generated import a2a_pb2 as pb
@@ -41,7 +42,7 @@ class Slow:
 
 
 def _call(scope: Scope, deadline: float | None = None) -> Call:
-    return Call(owner=scope.owner, deadline=deadline)
+    return Call(Identity(scope.owner, "test"), deadline=deadline)
 
 
 async def _until(predicate: Any, timeout: float = 10.0) -> None:

@@ -20,8 +20,8 @@ from a2akit.runtime import build_operations
 from a2akit.settings import Settings
 from a2akit.store.dynamodb import DynamoDBStore, client_config
 from handlers.jsonrpc_app import create_app
-from tests.dynamodb_local import TABLE
 from tests.jsonrpc.client import AsgiClient, Reply
+from tests.store.conftest import TABLE
 from tests.support.errors import jsonrpc_failure
 from tests.support.harness import grpc_server
 from tests.support.messages import V1, send_request, user_message

@@ -14,9 +14,9 @@ from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-import boto3
 import pytest
 
+from a2akit.auth import Identity
 from a2akit.caller import Call
 from a2akit.examples.cancellable import CountingAgent
 from a2akit.generated import a2a_pb2 as pb
@@ -25,10 +25,11 @@ from a2akit.settings import Settings
 from a2akit.store.base import Scope, StoredTask
 from a2akit.store.dynamodb import DynamoDBStore
 from handlers.jsonrpc_app import create_app
-from tests.dynamodb_local import TABLE
+from tests.auth.aws import client as aws_client
 from tests.jsonrpc.client import LambdaClient, lambda_event_loop
 from tests.queue.processes import LEASE_SECONDS, SWEEP_SECONDS, container, kit_env, worker
-from tests.sqs_local import make_queues
+from tests.queue.sqs import make_queues
+from tests.store.conftest import TABLE
 from tests.support.messages import V1, send_request
 
 pytestmark = pytest.mark.slow
@@ -73,15 +74,15 @@ def _artifact_steps(store: DynamoDBStore, scope: Scope, task_id: str) -> int:
 
 
 def test_a_worker_killed_mid_task_leaves_it_failed_seen_through_grpc(
-    ddb_endpoint: str, sqs_endpoint: str, store: DynamoDBStore, tmp_path: Path
+    ddb_endpoint: str, moto_endpoint: str, store: DynamoDBStore, tmp_path: Path
 ) -> None:
-    sqs = boto3.client("sqs", endpoint_url=sqs_endpoint, region_name="us-east-1")
+    sqs = aws_client("sqs", moto_endpoint)
     queue, _ = make_queues(sqs, visibility_seconds=30)
     sqs.close()
-    env = kit_env(ddb_endpoint, COUNTING, AWS_ENDPOINT_URL_SQS=sqs_endpoint,
+    env = kit_env(ddb_endpoint, COUNTING, AWS_ENDPOINT_URL_SQS=moto_endpoint,
                   A2A_QUEUE_URL=queue)
     settings = Settings(table=TABLE, dynamodb_endpoint=ddb_endpoint, allow_anonymous=True,
-                        execution="queue", queue_url=queue, sqs_endpoint=sqs_endpoint)
+                        execution="queue", queue_url=queue, sqs_endpoint=moto_endpoint)
     scope = Scope(f"w-{uuid.uuid4().hex[:8]}", "anonymous")
     # The gRPC container here only reads and sweeps: the task runs on the worker.
     with container(env, tmp_path / "grpc.log") as (_, stub), \
@@ -90,7 +91,7 @@ def test_a_worker_killed_mid_task_leaves_it_failed_seen_through_grpc(
         request = send_request("count")
         request.tenant = scope.tenant
         request.configuration.return_immediately = True
-        task_id = _sync(ops.send_message(request, Call(scope.owner))).task.id
+        task_id = _sync(ops.send_message(request, Call(Identity(scope.owner, "test")))).task.id
         _wait(lambda: _artifact_steps(store, scope, task_id) >= 3, 20, "the worker ran")
         process.send_signal(signal.SIGKILL)
         process.wait()

@@ -10,9 +10,9 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-import boto3
 import pytest
 
+from a2akit.auth import Identity
 from a2akit.caller import Call
 from a2akit.errors import UnavailableError
 from a2akit.generated import a2a_pb2 as pb
@@ -22,9 +22,10 @@ from a2akit.settings import Settings
 from a2akit.store.base import Scope
 from a2akit.store.dynamodb import DynamoDBStore
 from a2akit.worker import DEAD_LETTER_TEXT, Worker
-from tests.dynamodb_local import TABLE
+from tests.auth.aws import client as aws_client
+from tests.queue.sqs import make_queues
 from tests.queue.test_leases import Slow
-from tests.sqs_local import make_queues
+from tests.store.conftest import TABLE
 from tests.support.messages import send_request
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -33,17 +34,17 @@ MAX_RECEIVES = 3
 
 
 @pytest.fixture
-def sqs(sqs_endpoint: str) -> Iterator[Any]:
-    client = boto3.client("sqs", endpoint_url=sqs_endpoint, region_name="us-east-1")
+def sqs(moto_endpoint: str) -> Iterator[Any]:
+    client = aws_client("sqs", moto_endpoint)
     yield client
     client.close()
 
 
 @pytest.fixture
-def settings(ddb_endpoint: str, sqs_endpoint: str, sqs: Any) -> Settings:
+def settings(ddb_endpoint: str, moto_endpoint: str, sqs: Any) -> Settings:
     queue, _ = make_queues(sqs, visibility_seconds=1, max_receives=MAX_RECEIVES)
     return Settings(table=TABLE, dynamodb_endpoint=ddb_endpoint, allow_anonymous=True,
-                    execution="queue", queue_url=queue, sqs_endpoint=sqs_endpoint,
+                    execution="queue", queue_url=queue, sqs_endpoint=moto_endpoint,
                     lease_seconds=1.0, budget_margin_seconds=0.5,
                     queue_max_receives=MAX_RECEIVES)
 
@@ -78,7 +79,7 @@ async def _send(settings: Settings, store: DynamoDBStore, scope: Scope) -> str:
     request = send_request("queued")
     request.tenant = scope.tenant
     request.configuration.return_immediately = True
-    answer = await ops.send_message(request, Call(owner=scope.owner))
+    answer = await ops.send_message(request, Call(Identity(scope.owner, "test")))
     assert answer.task.status.state == pb.TASK_STATE_SUBMITTED
     return answer.task.id
 
@@ -187,9 +188,10 @@ async def test_a_failed_enqueue_fails_the_task_and_answers_unavailable(
     ops = build_operations(broken, store=store, agent=Slow())
     request = send_request("lost")
     request.tenant = scope.tenant
+    caller = Call(Identity(scope.owner, "test"))
     with pytest.raises(UnavailableError):
-        await ops.send_message(request, Call(owner=scope.owner))
-    page = await ops.list_tasks(pb.ListTasksRequest(tenant=scope.tenant), Call(scope.owner))
+        await ops.send_message(request, caller)
+    page = await ops.list_tasks(pb.ListTasksRequest(tenant=scope.tenant), caller)
     (task,) = page.tasks
     assert task.status.state == pb.TASK_STATE_FAILED
     assert task.status.message.parts[0].text == ENQUEUE_FAILED

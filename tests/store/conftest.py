@@ -9,9 +9,8 @@ import pytest
 from a2akit.store.base import Scope, TaskStore
 from a2akit.store.dynamodb import DynamoDBStore
 from a2akit.store.memory import MemoryStore
-from tests.dynamodb_local import TABLE
 
-__all__ = ["TABLE"]  # the session's table (tests/conftest.py: ddb_endpoint, ddb_client)
+TABLE = "a2akit-test"  # the session's table (tests/conftest.py: ddb_endpoint, ddb_client)
 
 
 @pytest.fixture(params=["memory", pytest.param("dynamodb", marks=pytest.mark.slow)])

@@ -19,7 +19,7 @@ from a2akit.store import cursor, table
 from a2akit.store.base import Scope, TaskQuery, VersionConflictError
 from a2akit.store.dynamodb import DynamoDBStore, make_client
 from a2akit.store.table import MAX_ITEM_BYTES, item_size
-from tests.dynamodb_local import set_dummy_credentials
+from scripts.dynamodb_local import set_dummy_credentials
 from tests.store.test_contract import make_task, status_event, task_event
 from tests.support.processes import free_port
 

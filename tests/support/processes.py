@@ -1,6 +1,6 @@
 """Processes and ports for tests that start servers: a free port, waiting, stopping.
 
-Only the standard library, so bench scripts can use it too (through tests/dynamodb_local.py).
+Only the standard library, so bench scripts can use it too.
 """
 
 from __future__ import annotations

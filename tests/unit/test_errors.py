@@ -9,7 +9,16 @@ import pytest
 from google.rpc import code_pb2, error_details_pb2
 
 from a2akit import errors
-from a2akit.errors import CATALOGUE, DOMAIN, A2AError, InvalidParamsError, TaskNotFoundError
+from a2akit.errors import (
+    CATALOGUE,
+    DOMAIN,
+    A2AError,
+    InvalidParamsError,
+    MethodNotFoundError,
+    TaskNotFoundError,
+    UnavailableError,
+)
+from a2akit.limits import ERROR_DETAIL_CHARS, ERROR_MESSAGE_CHARS
 
 # JSON-RPC 2.0: the predefined errors, and the range reserved for implementation errors.
 _JSONRPC_PREDEFINED = {-32700, -32600, -32601, -32602, -32603}
@@ -67,8 +76,10 @@ def test_status_carries_error_info_first_and_no_bad_request_without_violations(
     assert len(status.details) == 1
     info = error_details_pb2.ErrorInfo()
     assert status.details[0].Unpack(info)
+    # UnavailableError always adds that it may be retried.
+    retryable = {"retryable": "true"} if error is UnavailableError else {}
     assert (info.reason, info.domain, dict(info.metadata)) == (
-        error.reason, DOMAIN, {"taskId": "t1"})
+        error.reason, DOMAIN, {"taskId": "t1", **retryable})
 
 
 def test_status_adds_bad_request_for_violations() -> None:
@@ -87,3 +98,40 @@ def test_status_adds_bad_request_for_violations() -> None:
 def test_message_defaults_and_is_the_exception_text() -> None:
     assert str(TaskNotFoundError()) == "Task not found"
     assert str(TaskNotFoundError("gone")) == "gone"
+
+
+# --- bounded details, retryable unavailability -------------------------------------------------
+
+
+def _info(error: A2AError) -> error_details_pb2.ErrorInfo:
+    info = error_details_pb2.ErrorInfo()
+    assert error.to_status().details[0].Unpack(info)
+    return info
+
+
+def test_metadata_values_are_bounded() -> None:
+    error = MethodNotFoundError("Method not found: " + "m" * 100_000,
+                                metadata={"method": "m" * 100_000, "short": "s"})
+    metadata = dict(_info(error).metadata)
+    assert len(metadata["method"]) == ERROR_DETAIL_CHARS and metadata["method"].endswith("…")
+    assert metadata["short"] == "s"
+    assert len(error.message) == ERROR_MESSAGE_CHARS
+
+
+def test_violations_are_bounded() -> None:
+    error = TaskNotFoundError(violations=[("f" * 10_000, "d" * 10_000)])
+    (field, description), = error.violations
+    assert len(field) == len(description) == ERROR_DETAIL_CHARS
+
+
+def test_text_that_is_not_unicode_cannot_break_an_error() -> None:
+    error = TaskNotFoundError("bad \ud800", metadata={"taskId": "\udfff"})
+    assert error.to_status().SerializeToString()
+    assert "\ud800" not in error.message
+
+
+def test_unavailable_says_it_may_be_retried() -> None:
+    info = _info(UnavailableError())
+    assert info.reason == "UNAVAILABLE" and dict(info.metadata) == {"retryable": "true"}
+    assert dict(_info(UnavailableError(metadata={"store": "dynamodb"})).metadata) == {
+        "retryable": "true", "store": "dynamodb"}

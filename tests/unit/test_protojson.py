@@ -120,3 +120,48 @@ def test_required_fields_are_the_annotated_ones() -> None:
     assert names == ["messageId", "role", "parts"]
     assert [f.json_name for f in required_fields(pb.GetTaskRequest.DESCRIPTOR)] == ["id"]
     assert required_fields(pb.ListTasksRequest.DESCRIPTOR) == []
+
+
+# --- every field as its proto type says ------------------------------------------------------
+
+_MESSAGE = {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "x"}]}
+
+
+@pytest.mark.parametrize(("data", "field"), [
+    ({"message": _MESSAGE, "configuration": "fast"}, "configuration"),
+    ({"message": _MESSAGE, "configuration": []}, "configuration"),
+    ({"message": {**_MESSAGE, "parts": [[]]}}, "message.parts[0]"),
+    ({"message": {**_MESSAGE, "parts": "x"}}, "message.parts"),
+    ({"message": {**_MESSAGE, "parts": [None]}}, "message.parts[0]"),
+    ({"message": {**_MESSAGE, "parts": [{"text": "a", "raw": "aGk="}]}},
+     "message.parts[0].content"),
+    ({"message": {**_MESSAGE, "parts": [{"raw": "a b"}]}}, "message.parts[0].raw"),
+    ({"message": {**_MESSAGE, "messageId": "m", "message_id": "n"}}, "message.message_id"),
+    ({"message": {**_MESSAGE, "metadata": {"n": float("inf")}}}, "message.metadata"),
+    ({"message": {**_MESSAGE, "metadata": {"n": 10**400}}}, "message.metadata"),
+    ({"message": _MESSAGE, "configuration": {"historyLength": 2**31}},
+     "configuration.history_length"),
+    ({"message": _MESSAGE, "configuration": {"historyLength": "1.5"}},
+     "configuration.history_length"),
+    ({"message": _MESSAGE, "configuration": {"returnImmediately": 1}},
+     "configuration.return_immediately"),
+    ({"message": {**_MESSAGE, "contextId": "\ud800"}}, "message.context_id"),
+])
+def test_each_field_has_its_proto_type(data: dict[str, Any], field: str) -> None:
+    with pytest.raises(InvalidParamsError) as caught:
+        from_json(data, pb.SendMessageRequest)
+    assert field in [f for f, _ in caught.value.violations]
+
+
+@pytest.mark.parametrize(("raw", "decoded"), [
+    ("aGk=", b"hi"), ("aGk", b"hi"), ("-_8", b"\xfb\xff"), ("+/8=", b"\xfb\xff"), ("", b""),
+])
+def test_bytes_accept_both_base64_alphabets_padded_or_not(raw: str, decoded: bytes) -> None:
+    request = from_json({"message": {**_MESSAGE, "parts": [{"raw": raw}]}},
+                        pb.SendMessageRequest)
+    assert request.message.parts[0].raw == decoded
+
+
+def test_integers_may_be_numeric_strings_or_integral_numbers() -> None:
+    for value in (3, "3", 3.0, "3e0"):
+        assert from_json({"historyLength": value}, pb.GetTaskRequest).history_length == 3

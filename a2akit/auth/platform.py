@@ -1,0 +1,22 @@
+"""The caller a platform in front of the kit already verified: an API Gateway authorizer
+(HTTP API JWT authorizer `sub`, Lambda authorizer `principalId`) or a Function URL with IAM
+auth (the caller's ARN). Only the Lambda front doors carry one; gRPC never does."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["platform_principal"]
+
+
+def platform_principal(event: Mapping[str, Any] | None) -> str | None:
+    """The caller API Gateway already verified (its authorizer context), if any.
+
+    `event` is the Lambda event (API Gateway HTTP API v2 or Function URL shape)."""
+    request_context = (event or {}).get("requestContext") or {}
+    authorizer = request_context.get("authorizer") or {}
+    claims = (authorizer.get("jwt") or {}).get("claims") or {}
+    principal = (claims.get("sub") or (authorizer.get("lambda") or {}).get("principalId")
+                 or (authorizer.get("iam") or {}).get("userArn"))
+    return str(principal) if principal else None

@@ -1,0 +1,96 @@
+"""The SAM CLI path as samconfig.toml and the README give it, with the real `sam`.
+
+SAM CLI pins its own boto3, so it lives in its own venv (.cache/sam-venv, installed on first
+use). Each test lays out a project folder the way a user has it after `./dev synth`:
+samconfig.toml and .cfnlintrc copied from the repository, the synthesized assembly in cdk.out.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tomllib
+import urllib.error
+import urllib.request
+import venv
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aws_cdk.assertions import Template
+
+from infra.stack import PROJECT_ROOT
+
+pytestmark = pytest.mark.slow
+
+SAM_VENV = PROJECT_ROOT / ".cache" / "sam-venv"
+SAM_SPEC = "aws-sam-cli>=1.170,<2"
+SAMCONFIG: dict[str, Any] = tomllib.loads((PROJECT_ROOT / "samconfig.toml").read_text())
+
+
+def _pypi_reachable() -> bool:
+    try:
+        with urllib.request.urlopen("https://pypi.org/simple/aws-sam-cli/", timeout=10):
+            return True
+    except (OSError, urllib.error.URLError):
+        return False
+
+
+@pytest.fixture(scope="session")
+def sam() -> Path:
+    executable = SAM_VENV / "bin" / "sam"
+    if executable.exists() and subprocess.run([str(executable), "--version"],
+                                              capture_output=True).returncode == 0:
+        return executable
+    python = SAM_VENV / "bin" / "python"
+    if not python.exists():
+        venv.create(SAM_VENV, with_pip=True)
+    install = subprocess.run([str(python), "-m", "pip", "install", "-q", SAM_SPEC],
+                             capture_output=True, text=True, timeout=900)
+    if install.returncode != 0:
+        if not _pypi_reachable():
+            pytest.skip(f"PyPI is unreachable, cannot install {SAM_SPEC}")
+        raise AssertionError(f"pip install {SAM_SPEC} failed:\n{install.stderr[-3000:]}")
+    return executable
+
+
+def _project(tmp_path: Path, assembly: Path, template_file: str) -> Path:
+    """A folder like the repository after synth: SAM's and cfn-lint's settings, cdk.out."""
+    for name in ("samconfig.toml", ".cfnlintrc"):
+        shutil.copy(PROJECT_ROOT / name, tmp_path / name)
+    shutil.copytree(assembly, tmp_path / "cdk.out")
+    template = tmp_path / template_file
+    if not template.exists():  # another environment's stack name: the same template
+        shutil.copy(next(assembly.glob("*.template.json")), template)
+    return tmp_path
+
+
+def _sam(sam: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {key: value for key, value in os.environ.items()
+           if not key.startswith(("AWS_", "SAM_"))}
+    # Offline and without credentials, as the README promises for validate and build.
+    env.update(SAM_CLI_TELEMETRY="0", AWS_EC2_METADATA_DISABLED="true")
+    return subprocess.run([str(sam), *args], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=600)
+
+
+@pytest.mark.parametrize("config_env", ["default", "dev", "prod"])
+def test_sam_validate_with_lint(sam: Path, synthesized: tuple[Template, Path], tmp_path: Path,
+                                config_env: str) -> None:
+    parameters = SAMCONFIG[config_env]["validate"]["parameters"]
+    assert parameters["lint"] is True
+    _, template = synthesized
+    project = _project(tmp_path, template.parent, parameters["template"])
+    run = _sam(sam, project, "validate", "--config-env", config_env)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "is a valid SAM Template" in run.stdout
+
+
+def test_sam_build(sam: Path, synthesized: tuple[Template, Path], tmp_path: Path) -> None:
+    _, template = synthesized
+    project = _project(tmp_path, template.parent,
+                       SAMCONFIG["default"]["build"]["parameters"]["template"])
+    run = _sam(sam, project, "build")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert (project / ".aws-sam" / "build" / "template.yaml").exists()

@@ -1,0 +1,85 @@
+"""`./dev serve` (scripts.serve_local): binds, then tells; a taken port is one line, no banner.
+
+And the two calls its banner offers (the curl line's request and `./dev grpc-call`) work.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import urllib.request
+from collections.abc import Iterator
+
+import pytest
+
+from a2akit.runtime import STARTUP_EXIT_CODE
+from tests.scripts.processes import ROOT, Start, clean_env
+
+pytestmark = pytest.mark.slow
+
+SERVE = [sys.executable, "-m", "scripts.serve_local"]
+HELLO = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {
+    "messageId": "hello-1", "role": "ROLE_USER", "parts": [{"text": "hello"}]}}}
+
+
+@pytest.fixture
+def taken_port() -> Iterator[int]:
+    """A loopback port some other program is listening on."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        yield sock.getsockname()[1]
+
+
+@pytest.mark.parametrize("option", ["--port", "--grpc-port"])
+def test_taken_port_is_one_line_and_no_banner(taken_port: int, option: str) -> None:
+    ports = {"--port": "0", "--grpc-port": "0", option: str(taken_port)}
+    run = subprocess.run([*SERVE, *(item for pair in ports.items() for item in pair)],
+                         cwd=ROOT, env=clean_env(), capture_output=True, text=True, timeout=60)
+    assert run.returncode == STARTUP_EXIT_CODE
+    assert run.stdout == ""
+    assert "Traceback" not in run.stderr
+    assert run.stderr.splitlines() == [
+        f"a2akit: cannot start: {option} {taken_port}: 127.0.0.1:{taken_port} is already in "
+        f"use (another ./dev serve?); pick another with {option}"]
+
+
+def test_banner_names_the_store_and_both_calls_work(start: Start) -> None:
+    server = start([*SERVE, "--port", "0", "--grpc-port", "0"], clean_env())
+    url = server.wait_for("JSON-RPC").split()[-1]
+    grpc_address = server.lines[0].split()[1]
+    assert server.wait_for("Store") == (
+        "Store     embedded (in memory: tasks go when the server stops)")
+    grpc_call = server.wait_for("./dev grpc-call").strip()
+    assert grpc_call == f"./dev grpc-call hello --address {grpc_address}"
+
+    # The curl line's request: the port is listening once the banner is out.
+    request = urllib.request.Request(url, data=json.dumps(HELLO).encode(), headers={
+        "Content-Type": "application/json", "A2A-Version": "1.0"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        task = json.load(response)["result"]["task"]
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+
+    # The banner's gRPC line, as `./dev grpc-call` runs it.
+    args = grpc_call.removeprefix("./dev grpc-call ").split()
+    run = subprocess.run([sys.executable, "-m", "scripts.grpc_call", *args], cwd=ROOT,
+                         env=clean_env(), capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    task = json.loads(run.stdout)["task"]
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert task["artifacts"][0]["parts"] == [{"text": "hello"}]
+
+
+def test_grpc_call_without_a_server_is_one_line() -> None:
+    with socket.socket() as sock:  # bound, not listening: connections are refused
+        sock.bind(("127.0.0.1", 0))
+        address = f"127.0.0.1:{sock.getsockname()[1]}"
+        run = subprocess.run([sys.executable, "-m", "scripts.grpc_call", "hi",
+                              "--address", address], cwd=ROOT, env=clean_env(),
+                             capture_output=True, text=True, timeout=60)
+    assert run.returncode == 1
+    (line,) = run.stderr.splitlines()
+    assert line.startswith(f"grpc-call: UNAVAILABLE from {address}: ")
+    assert line.endswith("is ./dev serve running?")

@@ -1,0 +1,109 @@
+"""A kit that cannot start says why in one line naming the setting, from every entry point.
+
+Each entry point runs as its own process with one bad variable: `./dev serve`
+(scripts.serve_local), the gRPC container (`python -m grpc_service`) and the Lambda handler
+module (handlers.jsonrpc, imported as Lambda's runtime does at init).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from a2akit.runtime import STARTUP_EXIT_CODE
+from scripts.dynamodb_local import CREDENTIALS, free_port
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parent.parent
+PREFIX = "a2akit: cannot start: "
+# The container logs at INFO (botocore announces where it found credentials); only the
+# explanation may be more than that.
+_INFO_LOG = re.compile(r"^\S+ \S+ INFO ")
+
+# Imports the handler module as Lambda's runtime does, and shows what it raised on stdout.
+_LAMBDA_INIT = """
+import sys
+from a2akit.runtime import StartupError
+try:
+    import handlers.jsonrpc
+except StartupError as error:
+    print(error)
+    sys.exit(3)
+"""
+
+ENTRY_POINTS = {
+    "serve": [sys.executable, "-m", "scripts.serve_local", "--port", "0", "--grpc-port", "0"],
+    "grpc": [sys.executable, "-m", "grpc_service"],
+    "lambda": [sys.executable, "-c", _LAMBDA_INIT],
+}
+
+
+def _unreachable_dynamodb() -> dict[str, str]:
+    return {"A2A_TABLE": "a2a-tasks",
+            "AWS_ENDPOINT_URL_DYNAMODB": f"http://127.0.0.1:{free_port()}", **CREDENTIALS}
+
+
+BAD_SETTINGS = {
+    "agent": ("A2A_AGENT", {"A2A_AGENT": "no_such_module:agent"}),
+    "anonymous": ("A2A_ALLOW_ANONYMOUS", {"A2A_ALLOW_ANONYMOUS": "maybe"}),
+    "tokens": ("A2A_BEARER_TOKENS", {"A2A_BEARER_TOKENS": "alice"}),
+    "endpoint-url": ("AWS_ENDPOINT_URL_DYNAMODB",
+                     {"A2A_TABLE": "a2a-tasks", "AWS_ENDPOINT_URL_DYNAMODB": "localhost:8001",
+                      **CREDENTIALS}),
+}
+
+
+def _run(entry_point: str, bad: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    env = {key: value for key, value in os.environ.items()
+           if not key.startswith(("A2A_", "AWS_", "GRPC_"))}
+    env.update(PYTHONPATH=str(ROOT), GRPC_PORT="0", **bad)
+    return subprocess.run(ENTRY_POINTS[entry_point], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=120)
+
+
+def _check_one_line(run: subprocess.CompletedProcess[str], variable: str) -> str:
+    assert "Traceback" not in run.stdout + run.stderr
+    lines = [line for line in run.stderr.splitlines() if not _INFO_LOG.match(line)]
+    assert len(lines) == 1, run.stderr
+    (line,) = lines
+    assert line.startswith(PREFIX) and variable in line, line
+    return line
+
+
+@pytest.mark.parametrize("entry_point", ["serve", "grpc"])
+@pytest.mark.parametrize("case", [*BAD_SETTINGS, "unreachable"])
+def test_command_line_entry_points_explain_and_exit(entry_point: str, case: str) -> None:
+    variable, bad = (("AWS_ENDPOINT_URL_DYNAMODB", _unreachable_dynamodb())
+                     if case == "unreachable" else BAD_SETTINGS[case])
+    run = _run(entry_point, bad)
+    assert run.returncode == STARTUP_EXIT_CODE, run.stderr
+    _check_one_line(run, variable)
+    assert run.stdout == ""  # no banner from a server that is not running
+
+
+@pytest.mark.parametrize("case", [*BAD_SETTINGS, "unreachable"])
+def test_lambda_init_logs_the_line_once_and_raises_it(case: str) -> None:
+    variable, bad = (("AWS_ENDPOINT_URL_DYNAMODB", _unreachable_dynamodb())
+                     if case == "unreachable" else BAD_SETTINGS[case])
+    run = _run("lambda", bad)
+    assert run.returncode == 3, run.stderr
+    line = _check_one_line(run, variable)
+    assert run.stdout.strip() == line  # the init error Lambda reports carries the same line
+
+
+def test_agent_module_that_fails_says_where(tmp_path: Path) -> None:
+    (tmp_path / "broken_agent.py").write_text("import os\n\nagent = undefined_name\n")
+    env = {key: value for key, value in os.environ.items() if not key.startswith("A2A_")}
+    env.update(PYTHONPATH=f"{ROOT}{os.pathsep}{tmp_path}", A2A_AGENT="broken_agent:agent",
+               GRPC_PORT="0")
+    run = subprocess.run(ENTRY_POINTS["grpc"], cwd=ROOT, env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert run.returncode == STARTUP_EXIT_CODE
+    line = _check_one_line(run, "A2A_AGENT")
+    assert "NameError" in line and "broken_agent.py:3" in line
