@@ -51,12 +51,16 @@ class A2AStack(Stack):
         self.api_keys: ApiKeySecret | None = None
         auth_environment = self._configure_auth(config)
 
-        common = {
+        # What every process that runs agents reads; the bindings add how callers sign in.
+        runtime = {
             ENV.AGENT: config.agent,
             ENV.TABLE: self.table.table.table_name,
-            ENV.ALLOW_ANONYMOUS: _flag(config.allow_anonymous),
             ENV.RETENTION_DAYS: str(Settings.retention_days),
             ENV.LEASE_SECONDS: f"{config.lease_seconds:g}",
+        }
+        common = {
+            **runtime,
+            ENV.ALLOW_ANONYMOUS: _flag(config.allow_anonymous),
             **auth_environment,
         }
         # Queue mode: whoever enqueues gets these settings and may only send.
@@ -68,7 +72,7 @@ class A2AStack(Stack):
                 "Worker",
                 code_dir=lambda_bundle,
                 environment={
-                    **common,
+                    **runtime,
                     ENV.QUEUE_MAX_RECEIVES: str(config.queue_max_receives),
                 },
                 timeout_seconds=config.worker_timeout_seconds,

@@ -17,6 +17,7 @@ from a2akit.settings import ENV
 from infra.auth import RESOURCE_SERVER, SCOPE
 from infra.bundle import JWT_REQUIREMENTS
 from infra.config import ConfigError, DeployConfig
+from infra.jsonrpc_api import HANDLER
 from infra.stack import PROJECT_ROOT
 
 pytestmark = pytest.mark.slow
@@ -31,8 +32,9 @@ def _logical_id(template: Template, resource_type: str) -> str:
 
 
 def _environments(template: Template) -> list[dict[str, Any]]:
-    """The environment of the Lambda and of the gRPC container, as name -> value."""
-    (function,) = template.find_resources("AWS::Lambda::Function").values()
+    """The environment of the JSON-RPC Lambda and of the gRPC container, as name -> value."""
+    (function,) = [f for f in template.find_resources("AWS::Lambda::Function").values()
+                   if f["Properties"]["Handler"] == HANDLER]
     environments = [dict(function["Properties"]["Environment"]["Variables"])]
     for task in template.find_resources("AWS::ECS::TaskDefinition").values():
         (container,) = task["Properties"]["ContainerDefinitions"]

@@ -96,6 +96,7 @@ def test_the_worker_consumes_one_record_at_a_time_with_partial_failures(
     assert variables[ENV.LEASE_SECONDS] == "30"
     assert {ENV.TABLE, ENV.AGENT} <= set(variables)
     assert ENV.EXECUTION not in variables  # the worker runs agents; it never enqueues
+    assert ENV.JWT_ISSUER not in variables  # nor does it take calls: no sign-in settings
 
 
 def test_the_sweeper_runs_every_minute(template: Template) -> None:
