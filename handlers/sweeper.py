@@ -10,14 +10,15 @@ import logging
 from typing import Any
 
 from a2akit.leases import sweep
-from a2akit.runtime import make_store
+from a2akit.runtime import explain_startup_errors, make_store
 from a2akit.settings import Settings
 
 __all__ = ["handler"]
 
-settings = Settings.from_env()
-logging.getLogger("a2akit").setLevel(settings.log_level)
-store = make_store(settings)
+with explain_startup_errors(reraise=True):
+    settings = Settings.from_env()
+    logging.getLogger("a2akit").setLevel(settings.log_level)
+    store = make_store(settings)
 _loop = asyncio.new_event_loop()
 
 

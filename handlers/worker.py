@@ -12,15 +12,17 @@ import logging
 from typing import Any
 
 from a2akit.budget import LambdaContext, worker_budget
-from a2akit.runtime import load_agent, make_store
+from a2akit.runtime import explain_startup_errors, load_agent, make_store
 from a2akit.settings import Settings
 from a2akit.worker import Worker
 
 __all__ = ["handler"]
 
-settings = Settings.from_env()
-logging.getLogger("a2akit").setLevel(settings.log_level)
-worker = Worker(settings, make_store(settings), load_agent(settings.agent))
+# As handlers.jsonrpc: a bad setting or an unreachable store is one line, an init error.
+with explain_startup_errors(reraise=True):
+    settings = Settings.from_env()
+    logging.getLogger("a2akit").setLevel(settings.log_level)
+    worker = Worker(settings, make_store(settings), load_agent(settings.agent))
 _loop = asyncio.new_event_loop()
 
 
