@@ -117,7 +117,7 @@ class A2AStack(Stack):
             iam.PolicyStatement(actions=list(DATA_ACTIONS), resources=[self.table.table.table_arn])
         )
         role.add_to_principal_policy(
-            iam.PolicyStatement(actions=list(INDEX_ACTIONS), resources=[self.table.index_arn])
+            iam.PolicyStatement(actions=list(INDEX_ACTIONS), resources=self.table.index_arns)
         )
 
     def _suppress_nag_findings(self) -> None:
@@ -134,7 +134,7 @@ class A2AStack(Stack):
             Acknowledgment(
                 id="AwsSolutions-IAM5[Resource::*]",
                 reason="X-Ray segment upload (active tracing) has no resource-level permissions;"
-                " the table statements name the table and its one index.",
+                " the table statements name the table and its list indexes.",
             ),
         )
         Validations.of(self.jsonrpc.function).acknowledge(

@@ -6,7 +6,14 @@ from aws_cdk import RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
 from constructs import Construct
 
-from a2akit.store.table import LIST_INDEX, LIST_INDEX_PK, LIST_INDEX_SK, PK, SK, TTL_ATTRIBUTE
+from a2akit.store.table import (
+    LIST_INDEX_SK,
+    LIST_INDEXES,
+    LIST_PROJECTED,
+    PK,
+    SK,
+    TTL_ATTRIBUTE,
+)
 
 __all__ = ["DATA_ACTIONS", "INDEX_ACTIONS", "TaskTable"]
 
@@ -22,7 +29,7 @@ DATA_ACTIONS = (
     "dynamodb:Query",
     "dynamodb:UpdateItem",
 )
-# The list index is only ever queried.
+# The list indexes are only ever queried.
 INDEX_ACTIONS = ("dynamodb:Query",)
 
 
@@ -31,7 +38,7 @@ def _key(name: str) -> dynamodb.Attribute:
 
 
 class TaskTable(Construct):
-    """On-demand table with PITR, TTL, a stream (for push dispatch) and the list index."""
+    """On-demand table with PITR, TTL, a stream (for push dispatch) and the list indexes."""
 
     def __init__(self, scope: Construct, construct_id: str, *, retain: bool = True) -> None:
         super().__init__(scope, construct_id)
@@ -50,14 +57,16 @@ class TaskTable(Construct):
             # unless a throwaway environment says otherwise.
             removal_policy=RemovalPolicy.RETAIN if retain else RemovalPolicy.DESTROY,
         )
-        self.table.add_global_secondary_index(
-            index_name=LIST_INDEX,
-            partition_key=_key(LIST_INDEX_PK),
-            sort_key=_key(LIST_INDEX_SK),
-            projection_type=dynamodb.ProjectionType.ALL,
-        )
+        for index, partition in LIST_INDEXES:
+            self.table.add_global_secondary_index(
+                index_name=index,
+                partition_key=_key(partition),
+                sort_key=_key(LIST_INDEX_SK),
+                projection_type=dynamodb.ProjectionType.INCLUDE,
+                non_key_attributes=list(LIST_PROJECTED),
+            )
 
     @property
-    def index_arn(self) -> str:
-        """The ARN of the list index alone (not `index/*`)."""
-        return f"{self.table.table_arn}/index/{LIST_INDEX}"
+    def index_arns(self) -> list[str]:
+        """The ARNs of the list indexes, each by name (not `index/*`)."""
+        return [f"{self.table.table_arn}/index/{index}" for index, _ in LIST_INDEXES]

@@ -26,6 +26,7 @@ from a2akit.generated import a2a_pb2 as pb
 from a2akit.states import is_terminal
 from a2akit.store import cursor, table
 from a2akit.store._errors import Cancellation, Interpret, translated
+from a2akit.store._listing import list_tasks
 from a2akit.store.base import (
     DuplicateMessageError,
     Scope,
@@ -232,7 +233,7 @@ class DynamoDBStore(TaskStore):
         snapshot: Item = {
             table.PK: {"S": pk},
             table.SK: {"S": table.SNAPSHOT_SK},
-            table.LIST_INDEX_PK: {"S": table.scope_prefix(scope)},
+            table.LIST_INDEX_PK: {"S": table.list_pk(scope, table.list_shard(task.id))},
             table.LIST_INDEX_SK: {"S": table.list_sk(position)},
             "task": {"B": task.SerializeToString()},
             "version": {"N": str(version)},
@@ -241,6 +242,8 @@ class DynamoDBStore(TaskStore):
             "state": {"N": str(int(task.status.state))},
             "context_id": {"S": task.context_id},
         }
+        if task.context_id:
+            snapshot[table.CONTEXT_INDEX_PK] = {"S": table.context_pk(scope, task.context_id)}
         if expires is not None:
             snapshot[table.TTL_ATTRIBUTE] = {"N": str(expires)}
         table.check_size(snapshot, "the task")
@@ -351,70 +354,7 @@ class DynamoDBStore(TaskStore):
     # --- listing -----------------------------------------------------------------------
 
     async def list(self, scope: Scope, query: TaskQuery) -> TaskPage:
-        after = cursor.decode(query.page_token) if query.page_token else None
-        lpk = table.scope_prefix(scope)
-        values: dict[str, Any] = {":lpk": {"S": lpk}}
-        key_condition = "lpk = :lpk"
-        if query.status_after_ms is not None and query.status_after_ms > 0:
-            key_condition += " AND lsk >= :lo"
-            values[":lo"] = {"S": table.list_sk_from(query.status_after_ms)}
-        filters = []
-        if query.context_id:
-            filters.append("context_id = :c")
-            values[":c"] = {"S": query.context_id}
-        if query.state:
-            filters.append("#st = :s")
-            values[":s"] = {"N": str(int(query.state))}
-        base: dict[str, Any] = {
-            "TableName": self.table_name,
-            "IndexName": table.LIST_INDEX,
-            "KeyConditionExpression": key_condition,
-            "ExpressionAttributeValues": values,
-            "ScanIndexForward": False,
-        }
-        if filters:
-            base["FilterExpression"] = " AND ".join(filters)
-            base["ExpressionAttributeNames"] = {"#st": "state"} if query.state else {}
-            if not base["ExpressionAttributeNames"]:
-                del base["ExpressionAttributeNames"]
-        page_size = max(cursor.MIN_PAGE_SIZE, query.page_size)
-
-        kwargs = dict(base)
-        if after is not None:
-            # The key is rebuilt from the caller's scope: the token only holds a position.
-            kwargs["ExclusiveStartKey"] = {
-                table.LIST_INDEX_PK: {"S": lpk},
-                table.LIST_INDEX_SK: {"S": table.list_sk(after)},
-                **table.key(table.task_pk(scope, after.task_id), table.SNAPSHOT_SK),
-            }
-        # One more than a page tells whether another page follows.
-        want = page_size + 1
-        kwargs["Limit"] = want if not filters else min(1000, want * 4)
-        rows: list[tuple[cursor.Position, pb.Task]] = []
-        while len(rows) < want:
-            page = await self._call(self._client.query, **kwargs)
-            for item in page.get("Items", []):
-                task = pb.Task.FromString(item["task"]["B"])
-                rows.append((table.list_position(item, task.id), task))
-            if "LastEvaluatedKey" not in page:
-                break
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
-        more = len(rows) > page_size
-        rows = rows[:page_size]
-        token = cursor.encode(rows[-1][0]) if more and rows else ""
-        total = await self._count(base)
-        return TaskPage([task for _, task in rows], token, total)
-
-    async def _count(self, base: dict[str, Any]) -> int:
-        """Matching tasks: a COUNT query reads (and bills) every item under the key condition."""
-        kwargs = {**base, "Select": "COUNT"}
-        total = 0
-        while True:
-            page = await self._call(self._client.query, **kwargs)
-            total += page.get("Count", 0)
-            if "LastEvaluatedKey" not in page:
-                return total
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        return await list_tasks(self._call, self._client, self.table_name, scope, query)
 
     # --- push notification configs -----------------------------------------------------
 

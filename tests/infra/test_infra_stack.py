@@ -11,9 +11,7 @@ from aws_cdk.assertions import Match, Template
 
 from a2akit.settings import ENV, Settings
 from a2akit.store.table import (
-    LIST_INDEX,
-    LIST_INDEX_PK,
-    LIST_INDEX_SK,
+    LIST_INDEXES,
     PK,
     SK,
     TTL_ATTRIBUTE,
@@ -50,16 +48,7 @@ def test_table_matches_the_store_definition(template: Template) -> None:
             "BillingMode": "PAY_PER_REQUEST",
             "KeySchema": store["KeySchema"],
             "AttributeDefinitions": Match.array_equals(store["AttributeDefinitions"]),
-            "GlobalSecondaryIndexes": [
-                {
-                    "IndexName": LIST_INDEX,
-                    "KeySchema": [
-                        {"AttributeName": LIST_INDEX_PK, "KeyType": "HASH"},
-                        {"AttributeName": LIST_INDEX_SK, "KeyType": "RANGE"},
-                    ],
-                    "Projection": {"ProjectionType": "ALL"},
-                }
-            ],
+            "GlobalSecondaryIndexes": Match.array_equals(store["GlobalSecondaryIndexes"]),
             "StreamSpecification": {"StreamViewType": "NEW_AND_OLD_IMAGES"},
             "TimeToLiveSpecification": {"AttributeName": TTL_ATTRIBUTE, "Enabled": True},
             "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True},
@@ -195,10 +184,10 @@ def _as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else [value]
 
 
-def test_table_grants_name_the_table_and_its_index_only(template: Template) -> None:
+def test_table_grants_name_the_table_and_its_indexes_only(template: Template) -> None:
     table_id = _logical_id(template, "AWS::DynamoDB::Table")
     table_arn = {"Fn::GetAtt": [table_id, "Arn"]}
-    index_arn = {"Fn::Join": ["", [table_arn, f"/index/{LIST_INDEX}"]]}
+    index_arns = [{"Fn::Join": ["", [table_arn, f"/index/{index}"]]} for index, _ in LIST_INDEXES]
     statements = _table_statements(template)
     # Two statements for each of the two roles (Lambda, ECS task).
     assert len(statements) == 4
@@ -209,7 +198,7 @@ def test_table_grants_name_the_table_and_its_index_only(template: Template) -> N
         if resources == [table_arn]:
             assert actions == sorted(DATA_ACTIONS)
         else:
-            assert resources == [index_arn]
+            assert resources == index_arns
             assert actions == sorted(INDEX_ACTIONS)
         assert "dynamodb:Scan" not in actions
         assert not any(a.endswith("*") for a in actions)
