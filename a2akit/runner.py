@@ -111,6 +111,7 @@ class Run:
         self._dirty = asyncio.Event()
         self._done = False
         self._agent_task: asyncio.Task[None] | None = None
+        self._watcher: asyncio.Task[None] | None = None  # started once there is a task to watch
 
     @property
     def _reported_nothing(self) -> bool:
@@ -196,9 +197,10 @@ class Run:
         if deadline is None:
             await self._changed.wait()
             return True
-        remaining = deadline - asyncio.get_running_loop().time()
         try:
-            await asyncio.wait_for(self._changed.wait(), max(remaining, 0))
+            # A timeout scope, not wait_for: no extra task per wait.
+            async with asyncio.timeout_at(deadline):
+                await self._changed.wait()
         except TimeoutError:
             return False
         return True
@@ -207,12 +209,20 @@ class Run:
 
     async def _main(self) -> None:
         handle = TaskHandle(self, self._context.task_id, self._context.context_id)
-        self._agent_task = asyncio.create_task(self._agent.execute(self._context, handle))
-        writer = asyncio.create_task(self._write_loop())
-        watcher = asyncio.create_task(self._watch_cancel())
+        agent = self._agent_task = asyncio.create_task(self._agent.execute(self._context, handle))
+        writer: asyncio.Task[None] | None = None
         try:
+            # The agent's task was scheduled before this one resumes, so after this yield it
+            # has run its first burst. An agent that finished in it (echo, most one-shot
+            # agents) needs no writer task and no watcher: its events are written below, in
+            # one write, by this task.
+            await asyncio.sleep(0)
+            if not agent.done():
+                writer = asyncio.create_task(self._write_loop())
+                if self._stored is not None:
+                    self._start_watcher()  # a continued task can be canceled from the start
             try:
-                await self._agent_task
+                await agent
             except asyncio.CancelledError:
                 if not self._stopping:
                     raise
@@ -226,13 +236,19 @@ class Run:
                 self._fail_safely("The agent failed while working on this task")
             else:
                 self._finish_contract()
-            watcher.cancel()
+            if self._watcher is not None:
+                self._watcher.cancel()
             self._closing = True
-            self._dirty.set()
-            await writer
+            if writer is None:
+                await self._write_pending()
+            else:
+                self._dirty.set()
+                await writer
         finally:
-            watcher.cancel()
-            writer.cancel()
+            if self._watcher is not None:
+                self._watcher.cancel()
+            if writer is not None:
+                writer.cancel()
             self._done = True
             self._changed.set()
 
@@ -261,18 +277,30 @@ class Run:
         while True:
             await self._dirty.wait()
             self._dirty.clear()
-            if self._pending and self._reply is None and self._error is None:
-                try:
-                    await self._flush()
-                except A2AError as exc:
-                    self._abort(exc)
-                    return
-                except Exception as exc:
-                    log.exception("store write failed for task %s", self._context.task_id)
-                    self._abort(InternalError("The task store failed"))
-                    raise InternalError("The task store failed") from exc
+            if not await self._write_pending():
+                return
+            if self._stored is not None and not self._closing:
+                self._start_watcher()  # the task exists and the agent still runs
             if self._closing and not self._dirty.is_set():
                 return
+
+    async def _write_pending(self) -> bool:
+        """Write everything pending; False when the store refused it (the run stops)."""
+        if self._pending and self._reply is None and self._error is None:
+            try:
+                await self._flush()
+            except A2AError as exc:
+                self._abort(exc)
+                return False
+            except Exception as exc:
+                log.exception("store write failed for task %s", self._context.task_id)
+                self._abort(InternalError("The task store failed"))
+                raise InternalError("The task store failed") from exc
+        return True
+
+    def _start_watcher(self) -> None:
+        if self._watcher is None:
+            self._watcher = asyncio.create_task(self._watch_cancel())
 
     def _abort(self, error: A2AError) -> None:
         """The store refused a write: stop the agent; the caller gets the error if no task

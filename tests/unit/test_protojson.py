@@ -119,4 +119,19 @@ def test_required_fields_are_the_annotated_ones() -> None:
     names = [f.json_name for f in required_fields(pb.Message.DESCRIPTOR)]
     assert names == ["messageId", "role", "parts"]
     assert [f.json_name for f in required_fields(pb.GetTaskRequest.DESCRIPTOR)] == ["id"]
-    assert required_fields(pb.ListTasksRequest.DESCRIPTOR) == []
+    assert required_fields(pb.ListTasksRequest.DESCRIPTOR) == ()
+
+
+def test_required_fields_are_computed_once_even_when_none() -> None:
+    class Descriptor:
+        full_name = "test.NothingRequired"
+        reads = 0
+
+        @property
+        def fields(self) -> list[Any]:
+            Descriptor.reads += 1
+            return []
+
+    for _ in range(3):
+        assert required_fields(Descriptor()) == ()
+    assert Descriptor.reads == 1
