@@ -120,6 +120,11 @@ class DynamoDBStore(TaskStore):
         if self._owns_client:
             self._client.close()
 
+    def after_restore(self) -> None:
+        # Closing a botocore client only empties its connection pool; the next call opens a
+        # connection of this copy's own.
+        self._client.close()
+
     async def create_table_if_missing(self) -> None:
         """Create the table (local emulator only: on AWS the CDK stack owns it)."""
         endpoint = self._client.meta.endpoint_url

@@ -19,6 +19,7 @@ from a2akit.store.table import (
 )
 from infra.config import ConfigError, DeployConfig
 from infra.grpc_service import GRPC_HEALTH_CHECK_PATH, HTTPS_PORT
+from infra.jsonrpc_api import ALIAS
 from infra.table import DATA_ACTIONS, INDEX_ACTIONS
 
 Synth = Callable[..., tuple[Any, Template, Path]]
@@ -103,6 +104,34 @@ def test_http_api_and_function_url_front_the_lambda(template: Template) -> None:
     template.has_resource_properties(
         "AWS::Lambda::Url", {"AuthType": "NONE", "InvokeMode": "BUFFERED"}
     )
+
+
+def test_snapstart_on_published_versions_and_callers_reach_the_alias(
+    template: Template,
+) -> None:
+    function_id = _logical_id(template, "AWS::Lambda::Function")
+    template.has_resource_properties(
+        "AWS::Lambda::Function", {"SnapStart": {"ApplyOn": "PublishedVersions"}}
+    )
+    version_id = _logical_id(template, "AWS::Lambda::Version")
+    template.has_resource_properties(
+        "AWS::Lambda::Version", {"FunctionName": {"Ref": function_id}}
+    )
+    alias_id = _logical_id(template, "AWS::Lambda::Alias")
+    template.has_resource_properties(
+        "AWS::Lambda::Alias",
+        {
+            "Name": ALIAS,
+            "FunctionName": {"Ref": function_id},
+            "FunctionVersion": {"Fn::GetAtt": [version_id, "Version"]},
+        },
+    )
+    # SnapStart never applies to $LATEST: the API and the URL must invoke the alias.
+    integration = _only(template, "AWS::ApiGatewayV2::Integration")["Properties"]
+    assert integration["IntegrationUri"] == {"Ref": alias_id}
+    url = _only(template, "AWS::Lambda::Url")["Properties"]
+    assert url["TargetFunctionArn"] == {"Fn::GetAtt": [function_id, "Arn"]}
+    assert url["Qualifier"] == ALIAS
 
 
 # --- gRPC on Fargate behind the ALB ------------------------------------------------------

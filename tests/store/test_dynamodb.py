@@ -387,3 +387,15 @@ async def test_a_task_gone_from_the_table_is_left_out(ddb: DynamoDBStore, ddb_cl
 def _drop_gone(parsed: dict[str, Any], **_: Any) -> None:
     for items in parsed.get("Responses", {}).values():
         items[:] = [item for item in items if not item["pk"]["S"].endswith("#TASK#gone")]
+
+
+async def test_after_restore_drops_connections_and_keeps_working(ddb_client: Any,
+                                                                 scope: Scope) -> None:
+    store = DynamoDBStore(TABLE, ddb_client)
+    await store.create(scope, make_task("t1"), [])
+    pools = ddb_client._endpoint.http_session._manager.pools
+    assert len(pools) == 1
+    store.after_restore()  # what the Lambda handler runs in a SnapStart-restored copy
+    assert len(ddb_client._endpoint.http_session._manager.pools) == 0
+    got = await store.get(scope, "t1")
+    assert got is not None and got.task.id == "t1"
