@@ -110,7 +110,9 @@ class Run:
         self._changed = asyncio.Event()
         self._dirty = asyncio.Event()
         self._done = False
-        self._agent_task: asyncio.Task[None] | None = None
+        self._main_task: asyncio.Task[None] | None = None  # runs the agent, inline
+        self._agent_running = False
+        self._writer: asyncio.Task[None] | None = None  # only for agents past a first burst
         self._watcher: asyncio.Task[None] | None = None  # started once there is a task to watch
 
     @property
@@ -146,7 +148,7 @@ class Run:
     # --- what callers use ----------------------------------------------------------------------
 
     def start(self) -> None:
-        task = asyncio.create_task(self._main())
+        task = self._main_task = asyncio.create_task(self._main())
         _BACKGROUND.add(task)
         task.add_done_callback(_BACKGROUND.discard)
 
@@ -209,23 +211,21 @@ class Run:
 
     async def _main(self) -> None:
         handle = TaskHandle(self, self._context.task_id, self._context.context_id)
-        agent = self._agent_task = asyncio.create_task(self._agent.execute(self._context, handle))
-        writer: asyncio.Task[None] | None = None
+        main = asyncio.current_task()
+        assert main is not None
+        # The agent runs inline, in this task: no task of its own. Should it still be running
+        # after its first burst (a real await), the callback below starts the writer (and
+        # the watcher of a continued task); an agent that finishes in one burst (echo, most
+        # one-shot agents) cancels it and gets one write, made by this task.
+        first_burst = asyncio.get_running_loop().call_soon(self._start_writer)
+        self._agent_running = True
         try:
-            # The agent's task was scheduled before this one resumes, so after this yield it
-            # has run its first burst. An agent that finished in it (echo, most one-shot
-            # agents) needs no writer task and no watcher: its events are written below, in
-            # one write, by this task.
-            await asyncio.sleep(0)
-            if not agent.done():
-                writer = asyncio.create_task(self._write_loop())
-                if self._stored is not None:
-                    self._start_watcher()  # a continued task can be canceled from the start
             try:
-                await agent
+                await self._agent.execute(self._context, handle)
             except asyncio.CancelledError:
                 if not self._stopping:
                     raise
+                main.uncancel()  # our own stop (`_stop_agent`), not the loop's
             except A2AError as exc:
                 if self._reported_nothing:
                     self._error = exc  # raised before reporting anything: the caller gets it
@@ -236,21 +236,30 @@ class Run:
                 self._fail_safely("The agent failed while working on this task")
             else:
                 self._finish_contract()
+            finally:
+                self._agent_running = False
+                first_burst.cancel()
             if self._watcher is not None:
                 self._watcher.cancel()
             self._closing = True
-            if writer is None:
+            if self._writer is None:
                 await self._write_pending()
             else:
                 self._dirty.set()
-                await writer
+                await self._writer
         finally:
             if self._watcher is not None:
                 self._watcher.cancel()
-            if writer is not None:
-                writer.cancel()
+            if self._writer is not None:
+                self._writer.cancel()
             self._done = True
             self._changed.set()
+
+    def _start_writer(self) -> None:
+        """The agent is still running after its first burst: write while it works."""
+        self._writer = asyncio.create_task(self._write_loop())
+        if self._stored is not None:
+            self._start_watcher()  # a continued task can be canceled from the start
 
     def _finish_contract(self) -> None:
         """An agent must end in a terminal or interrupted state, or with a reply."""
@@ -382,9 +391,11 @@ class Run:
         self._stop_agent()
 
     def _stop_agent(self) -> None:
+        # The agent runs inside the run's own task: cancel that task, once, and only while
+        # it is in the agent (after, it is writing what the agent left).
+        if not self._stopping and self._agent_running and self._main_task is not None:
+            self._main_task.cancel()
         self._stopping = True
-        if self._agent_task is not None and not self._agent_task.done():
-            self._agent_task.cancel()
 
     async def _watch_cancel(self) -> None:
         while True:

@@ -34,6 +34,8 @@ def check_required(request: Message) -> None:
 def _messages(message: Any, path: str) -> Iterator[tuple[Any, str]]:
     """The message and every A2A message set inside it, each with its field path."""
     yield message, path
+    if not _kinds(message.DESCRIPTOR)[0]:
+        return  # a leaf (a Part, say): no need to list its fields
     for field, value in message.ListFields():
         if field.type != FieldDescriptor.TYPE_MESSAGE:
             continue
@@ -49,6 +51,22 @@ def _messages(message: Any, path: str) -> Iterator[tuple[Any, str]]:
                 yield from _messages(item, f"{path}{field.name}[{i}].")
         else:
             yield from _messages(value, f"{path}{field.name}.")
+
+
+def _kinds(descriptor: Any) -> tuple[bool, bool]:
+    """Whether a message type has fields to descend into, and enum fields; computed once."""
+    kinds = _KINDS.get(descriptor.full_name)
+    if kinds is None:
+        nested = any(
+            f.type == FieldDescriptor.TYPE_MESSAGE
+            and not f.message_type.full_name.startswith(_OPAQUE_PREFIX)
+            for f in descriptor.fields)
+        enums = any(f.type == FieldDescriptor.TYPE_ENUM for f in descriptor.fields)
+        kinds = _KINDS[descriptor.full_name] = (nested, enums)
+    return kinds
+
+
+_KINDS: dict[str, tuple[bool, bool]] = {}
 
 
 def _is_set(message: Message, field: Any) -> bool:
@@ -79,6 +97,7 @@ def check_enum_values(message: Message) -> None:
     violations = [
         (path + field.name, f"not a {field.enum_type.name} value")
         for inner, path in _messages(message, "")
+        if _kinds(inner.DESCRIPTOR)[1]
         for field, value in inner.ListFields()
         if field.type == FieldDescriptor.TYPE_ENUM
         for item in (value if field.is_repeated else (value,))

@@ -49,6 +49,9 @@ class _Record:
 
 _Key = tuple[str, str, str]  # tenant, owner, id
 _IndexKey = tuple[str, str, str, int]  # tenant, owner, context id ("" any), state (0 any)
+# A position as a plain tuple (status ms, write ns, task id): the same order as
+# `cursor.Position`, compared in C by bisect.
+_Sort = tuple[int, int, str]
 
 
 class MemoryStore(TaskStore):
@@ -56,7 +59,7 @@ class MemoryStore(TaskStore):
         self._lock = threading.Lock()
         self._tasks: dict[_Key, _Record] = {}
         self._messages: dict[_Key, str] = {}
-        self._indexes: dict[_IndexKey, list[cursor.Position]] = {}
+        self._indexes: dict[_IndexKey, list[_Sort]] = {}
         self._waiters: set[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = set()
 
     async def get(self, scope: Scope, task_id: str) -> StoredTask | None:
@@ -112,13 +115,15 @@ class MemoryStore(TaskStore):
         return stored
 
     def _index(self, scope: Scope, record: _Record) -> None:
+        sort = _sort(record.position)
         for key in _index_keys(scope, record):
-            bisect.insort(self._indexes.setdefault(key, []), record.position)
+            bisect.insort(self._indexes.setdefault(key, []), sort)
 
     def _unindex(self, scope: Scope, record: _Record) -> None:
+        sort = _sort(record.position)
         for key in _index_keys(scope, record):
             positions = self._indexes[key]
-            del positions[bisect.bisect_left(positions, record.position)]
+            del positions[bisect.bisect_left(positions, sort)]
             if not positions:
                 del self._indexes[key]
 
@@ -170,14 +175,14 @@ class MemoryStore(TaskStore):
             low = 0
             if query.status_after_ms is not None:
                 # Below every position of that millisecond: write stamps are never negative.
-                low = bisect.bisect_left(positions,
-                                         cursor.Position(query.status_after_ms, -1, ""))
-            high = len(positions) if after is None else bisect.bisect_left(positions, after)
+                low = bisect.bisect_left(positions, (query.status_after_ms, -1, ""))
+            high = len(positions) if after is None else bisect.bisect_left(positions,
+                                                                            _sort(after))
             start = max(low, high - query.page_size)
             page = positions[start:high][::-1]
-            raws = [self._tasks[_key(scope, p.task_id)].snapshot for p in page]
+            raws = [self._tasks[_key(scope, task_id)].snapshot for _, _, task_id in page]
             total = len(positions) - low
-        token = cursor.encode(page[-1]) if start > low and page else ""
+        token = cursor.encode(cursor.Position(*page[-1])) if start > low and page else ""
         return TaskPage([_task(raw) for raw in raws], token, total)
 
     async def put_push_config(self, scope: Scope, config: pb.TaskPushNotificationConfig) -> None:
@@ -211,6 +216,10 @@ class MemoryStore(TaskStore):
 
 def _key(scope: Scope, item_id: str) -> _Key:
     return (scope.tenant, scope.owner, item_id)
+
+
+def _sort(position: cursor.Position) -> _Sort:
+    return (position.status_ms, position.write_ns, position.task_id)
 
 
 def _index_keys(scope: Scope, record: _Record) -> Iterator[_IndexKey]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import sys
 import types
@@ -29,8 +30,13 @@ def hooks(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Callable[[], None]]]
     runtime.register_after_restore = registered.append  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "snapshot_restore_py", runtime)
     monkeypatch.delitem(sys.modules, "handlers.jsonrpc", raising=False)
+    # Mangum sets up an event loop when it has none: give it one that is closed after.
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
     yield registered
     sys.modules.pop("handlers.jsonrpc", None)
+    asyncio.set_event_loop(None)
+    loop.close()
 
 
 def test_the_handler_registers_a_restore_hook(hooks: list[Callable[[], None]]) -> None:
