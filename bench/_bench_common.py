@@ -52,6 +52,15 @@ def lambda_context() -> Any:
 
 
 def rss_now() -> dict[str, float]:
+    """This process's peak RSS. VmHWM, not ru_maxrss: Linux carries ru_maxrss over exec from
+    the forked parent, so a child of a large parent would report the parent's size."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return {"maxrss_kb": int(line.split()[1])}
+    except OSError:
+        pass
     return {"maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}
 
 
