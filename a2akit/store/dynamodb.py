@@ -4,7 +4,9 @@ The table, its key layout and size limits are `a2akit.store.table`; botocore err
 the kit's in `a2akit.store._errors`; the ListTasks order and page tokens are
 `a2akit.store.cursor`, shared with the embedded store. See docs/store.md.
 
-The boto3 client is synchronous; every call runs in a worker thread (`asyncio.to_thread`).
+The store runs on boto3's low-level client or on the kit's own (`_client`, what `env_client`
+gives on Lambda: no botocore at cold start); both are synchronous, and every call runs in a
+worker thread (`asyncio.to_thread`).
 """
 
 from __future__ import annotations
@@ -12,20 +14,19 @@ from __future__ import annotations
 import asyncio
 import builtins
 import collections
-import contextlib
 import logging
+import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
-
-import botocore.config
 
 from a2akit.errors import InternalError, InvalidParamsError, UnavailableError
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.states import is_terminal
 from a2akit.store import cursor, table
-from a2akit.store._errors import Cancellation, Interpret, translated
+from a2akit.store._client import Client, Credentials, default_endpoint
+from a2akit.store._errors import Cancellation, Interpret, error_code, translated
 from a2akit.store._listing import list_tasks
 from a2akit.store.base import (
     DuplicateMessageError,
@@ -40,9 +41,10 @@ from a2akit.store.base import (
 from a2akit.store.table import Item
 
 if TYPE_CHECKING:
+    import botocore.config
     from mypy_boto3_dynamodb.client import DynamoDBClient
 
-__all__ = ["DynamoDBStore", "client_config", "make_client"]
+__all__ = ["DynamoDBStore", "client_config", "env_client", "make_client"]
 
 log = logging.getLogger(__name__)
 
@@ -51,8 +53,13 @@ _CACHE_SIZE = 4096
 T = TypeVar("T")
 
 
-def client_config(max_attempts: int = 5) -> botocore.config.Config:
+_MAX_ATTEMPTS = 5
+
+
+def client_config(max_attempts: int = _MAX_ATTEMPTS) -> botocore.config.Config:
     """Retries with backoff; `standard` mode retries throttling and transient errors."""
+    import botocore.config
+
     return botocore.config.Config(
         retries={"mode": "standard", "total_max_attempts": max_attempts},
         connect_timeout=3,
@@ -71,6 +78,25 @@ def make_client(
     )
 
 
+def env_client(endpoint_url: str | None = None,
+               environ: Mapping[str, str] | None = None) -> Client | None:
+    """The kit's own client when the environment holds static credentials and a region, as
+    Lambda's does; None otherwise (profiles, SSO, container or instance roles: use
+    `make_client`). The endpoint is `endpoint_url`, else boto3's own variables
+    (AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL), else the region's."""
+    env = os.environ if environ is None else environ
+    credentials = Credentials.from_env(env)
+    region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION")
+    variants = ("AWS_USE_FIPS_ENDPOINT", "AWS_USE_DUALSTACK_ENDPOINT")
+    if credentials is None or not region or any(
+            env.get(name, "").lower() == "true" for name in variants):
+        return None
+    if not endpoint_url and env.get("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS", "").lower() != "true":
+        endpoint_url = env.get("AWS_ENDPOINT_URL_DYNAMODB") or env.get("AWS_ENDPOINT_URL")
+    return Client(endpoint_url or default_endpoint(region), region, credentials,
+                  max_attempts=_MAX_ATTEMPTS, connect_timeout=3, read_timeout=10)
+
+
 class DynamoDBStore(TaskStore):
     # A runner re-reads its task this often to notice a cancel from another process.
     poll_interval = 1.0
@@ -78,7 +104,7 @@ class DynamoDBStore(TaskStore):
     def __init__(
         self,
         table_name: str,
-        client: DynamoDBClient,
+        client: DynamoDBClient | Client,
         *,
         retention_days: float = 30,
         owns_client: bool = False,
@@ -133,16 +159,23 @@ class DynamoDBStore(TaskStore):
         try:
             await asyncio.to_thread(self._client.describe_table, TableName=self.table_name)
             return
-        except self._client.exceptions.ResourceNotFoundException:
-            pass
-        with contextlib.suppress(self._client.exceptions.ResourceInUseException):
-            await asyncio.to_thread(
-                self._client.create_table, **table.create_table_kwargs(self.table_name)
-            )
-        waiter = self._client.get_waiter("table_exists")
-        await asyncio.to_thread(
-            waiter.wait, TableName=self.table_name, WaiterConfig={"Delay": 1, "MaxAttempts": 30}
-        )
+        except Exception as exc:
+            if error_code(exc) != "ResourceNotFoundException":
+                raise
+        client: Any = self._client  # either client; the arguments are boto3's
+        try:
+            await asyncio.to_thread(client.create_table, **table.create_table_kwargs(
+                self.table_name))
+        except Exception as exc:
+            if error_code(exc) != "ResourceInUseException":  # created by someone else
+                raise
+        for _ in range(60):
+            described: Any = await asyncio.to_thread(
+                self._client.describe_table, TableName=self.table_name)
+            if described["Table"]["TableStatus"] == "ACTIVE":
+                return
+            await asyncio.sleep(0.5)
+        raise RuntimeError(f"table {self.table_name} did not become active")
 
     # --- tasks -------------------------------------------------------------------------
 

@@ -10,7 +10,7 @@ import pytest
 
 from a2akit.store import table
 from a2akit.store.base import Scope, TaskStore
-from a2akit.store.dynamodb import DynamoDBStore, make_client
+from a2akit.store.dynamodb import DynamoDBStore, env_client, make_client
 from a2akit.store.memory import MemoryStore
 from tests.dynamodb_local import dynamodb_local, set_dummy_credentials
 
@@ -38,12 +38,20 @@ def ddb_client(ddb_endpoint: str) -> Iterator[Any]:
     client.close()
 
 
-@pytest.fixture(params=["memory", pytest.param("dynamodb", marks=pytest.mark.slow)])
-def store(request: pytest.FixtureRequest) -> TaskStore:
+@pytest.fixture(params=["memory", pytest.param("dynamodb", marks=pytest.mark.slow),
+                        pytest.param("dynamodb-kit-client", marks=pytest.mark.slow)])
+def store(request: pytest.FixtureRequest) -> Iterator[TaskStore]:
+    """The embedded store, and the DynamoDB store on boto3's client and on the kit's own
+    (what Lambda uses)."""
     if request.param == "memory":
-        return MemoryStore()
-    client = request.getfixturevalue("ddb_client")
-    return DynamoDBStore(TABLE, client)
+        yield MemoryStore()
+    elif request.param == "dynamodb":
+        yield DynamoDBStore(TABLE, request.getfixturevalue("ddb_client"))
+    else:
+        client = env_client(request.getfixturevalue("ddb_endpoint"))
+        assert client is not None  # the dummy credentials and region are in the environment
+        yield DynamoDBStore(TABLE, client)
+        client.close()
 
 
 @pytest.fixture

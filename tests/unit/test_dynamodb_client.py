@@ -1,0 +1,170 @@
+"""The kit's own DynamoDB client (used on Lambda): signing, the wire format, retries, errors.
+
+Its calls against DynamoDB Local are the store contract suite (`tests/store`, store
+`dynamodb-kit-client`); here is what needs no emulator."""
+
+from __future__ import annotations
+
+import datetime
+import http.server
+import json
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import botocore.auth
+import botocore.awsrequest
+import botocore.credentials
+import pytest
+
+from a2akit.errors import InternalError, UnavailableError
+from a2akit.store._client import Client, ConnectionFailure, Credentials, DynamoDBError
+from a2akit.store._errors import translated
+from a2akit.store.dynamodb import env_client
+from tests.support.processes import free_port
+
+NOW = datetime.datetime(2026, 12, 3, 9, 30, 15, tzinfo=datetime.UTC)
+
+
+@pytest.mark.parametrize("token", [None, "session-token"])
+def test_signature_matches_botocore(monkeypatch: pytest.MonkeyPatch, token: str | None) -> None:
+    client = Client("https://dynamodb.eu-west-1.amazonaws.com", "eu-west-1",
+                    Credentials("AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", token))
+    body = b'{"TableName":"t","Key":{"pk":{"S":"a"}}}'
+    mine = client._signed_headers("GetItem", body, NOW)
+
+    monkeypatch.setattr(botocore.auth, "get_current_datetime", lambda: NOW)
+    request = botocore.awsrequest.AWSRequest(
+        method="POST", url="https://dynamodb.eu-west-1.amazonaws.com/", data=body,
+        headers={"Content-Type": "application/x-amz-json-1.0",
+                 "X-Amz-Target": "DynamoDB_20120810.GetItem"})
+    credentials = botocore.credentials.Credentials(
+        "AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", token)
+    botocore.auth.SigV4Auth(credentials, "dynamodb", "eu-west-1").add_auth(request)
+    assert mine["authorization"] == request.headers["Authorization"]
+    assert mine["x-amz-date"] == request.headers["X-Amz-Date"] == "20261203T093015Z"
+
+
+class _Fake(http.server.BaseHTTPRequestHandler):
+    """A DynamoDB endpoint that answers from a script: a list of (status, body)."""
+
+    script: list[tuple[int, dict[str, Any]]] = []
+    seen: list[dict[str, Any]] = []
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        length = int(self.headers["content-length"])
+        _Fake.seen.append({"target": self.headers["x-amz-target"],
+                           "body": json.loads(self.rfile.read(length))})
+        status, body = _Fake.script.pop(0)
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/x-amz-json-1.0")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *_: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def fake() -> Iterator[Client]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Fake)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    _Fake.script, _Fake.seen = [], []
+    client = Client(f"http://127.0.0.1:{server.server_address[1]}", "us-east-1",
+                    Credentials("a", "b"), max_attempts=3)
+    yield client
+    client.close()
+    server.shutdown()
+    server.server_close()
+
+
+def test_binary_values_go_as_base64_and_come_back_as_bytes(fake: Client) -> None:
+    _Fake.script = [(200, {"Item": {"pk": {"S": "a"}, "task": {"B": "AAEC/w=="},
+                                    "set": {"BS": ["AQ=="]}}})]
+    got = fake.put_item(TableName="t", Item={"pk": {"S": "a"}, "task": {"B": b"\x00\x01"}})
+    assert _Fake.seen[0]["target"] == "DynamoDB_20120810.PutItem"
+    assert _Fake.seen[0]["body"]["Item"]["task"] == {"B": "AAE="}
+    assert got["Item"]["task"] == {"B": b"\x00\x01\x02\xff"}
+    assert got["Item"]["set"] == {"BS": [b"\x01"]}
+
+
+def test_throttling_is_retried_then_unavailable(fake: Client) -> None:
+    throttled = {"__type": "com.amazonaws.dynamodb.v20120810#ThrottlingException",
+                 "message": "slow down"}
+    _Fake.script = [(400, throttled)] * 3
+    with pytest.raises(UnavailableError) as caught, translated("GetItem"):
+        fake.get_item(TableName="t", Key={})
+    assert isinstance(caught.value.__cause__, DynamoDBError)
+    assert len(_Fake.seen) == 3  # max_attempts calls in all
+
+
+def test_a_retry_can_succeed(fake: Client) -> None:
+    _Fake.script = [(500, {"__type": "InternalServerError"}), (200, {"Items": []})]
+    assert fake.query(TableName="t") == {"Items": []}
+    assert len(_Fake.seen) == 2
+
+
+def test_a_transaction_carries_one_token_across_retries(fake: Client) -> None:
+    _Fake.script = [(500, {}), (200, {})]
+    fake.transact_write_items(TransactItems=[])
+    tokens = {seen["body"]["ClientRequestToken"] for seen in _Fake.seen}
+    assert len(_Fake.seen) == 2 and len(tokens) == 1
+
+
+def test_cancellation_reasons_reach_the_interpreter(fake: Client) -> None:
+    _Fake.script = [(400, {"__type": "com.amazonaws.dynamodb.v20120810#"
+                                     "TransactionCanceledException",
+                           "Message": "cancelled",
+                           "CancellationReasons": [
+                               {"Code": "ConditionalCheckFailed",
+                                "Item": {"task_id": {"S": "t1"}, "blob": {"B": "AA=="}}},
+                               {"Code": "None"}]})]
+    seen = []
+
+    def interpret(cancellation: Any) -> Exception | None:
+        seen.append((cancellation.failed(0), cancellation.old_item(0)))
+        return KeyError("mine")
+
+    with pytest.raises(KeyError), translated("TransactWriteItems", interpret):
+        fake.transact_write_items(TransactItems=[])
+    assert seen == [(True, {"task_id": {"S": "t1"}, "blob": {"B": b"\x00"}})]
+    assert len(_Fake.seen) == 1  # a cancelled transaction is not retried
+
+
+def test_other_errors_are_internal(fake: Client) -> None:
+    _Fake.script = [(400, {"__type": "com.amazonaws.dynamodb.v20120810#ValidationException",
+                           "message": "bad"})]
+    with pytest.raises(InternalError) as caught, translated("Query"):
+        fake.query(TableName="t")
+    assert isinstance(caught.value.__cause__, DynamoDBError)
+    assert caught.value.__cause__.code == "ValidationException"
+
+
+def test_unreachable_is_unavailable() -> None:
+    client = Client(f"http://127.0.0.1:{free_port()}", "us-east-1", Credentials("a", "b"),
+                    max_attempts=2, connect_timeout=0.5)
+    with pytest.raises(UnavailableError) as caught, translated("GetItem"):
+        client.get_item(TableName="t", Key={})
+    assert isinstance(caught.value.__cause__, ConnectionFailure)
+
+
+def test_env_client_needs_credentials_and_a_region() -> None:
+    full = {"AWS_ACCESS_KEY_ID": "a", "AWS_SECRET_ACCESS_KEY": "b", "AWS_REGION": "eu-west-1"}
+    client = env_client(environ=full)
+    assert client is not None
+    assert client.meta.endpoint_url == "https://dynamodb.eu-west-1.amazonaws.com"
+    for missing in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION"):
+        assert env_client(environ={k: v for k, v in full.items() if k != missing}) is None
+    # Endpoint variants it does not build: boto3 then.
+    assert env_client(environ={**full, "AWS_USE_FIPS_ENDPOINT": "true"}) is None
+    # boto3's endpoint variables, the service's first; an explicit endpoint wins.
+    local = {**full, "AWS_ENDPOINT_URL": "http://127.0.0.1:1",
+             "AWS_ENDPOINT_URL_DYNAMODB": "http://127.0.0.1:2"}
+    assert env_client(environ=local).meta.endpoint_url == "http://127.0.0.1:2"  # type: ignore[union-attr]
+    assert env_client("http://127.0.0.1:3", local).meta.endpoint_url == (  # type: ignore[union-attr]
+        "http://127.0.0.1:3")
+    assert env_client(environ={**full, "AWS_REGION": "cn-north-1"}).meta.endpoint_url == (  # type: ignore[union-attr]
+        "https://dynamodb.cn-north-1.amazonaws.com.cn")
