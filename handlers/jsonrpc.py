@@ -8,8 +8,6 @@ one snapshot must not share.
 
 from __future__ import annotations
 
-import random
-
 from mangum import Mangum
 
 from a2akit.runtime import build_operations
@@ -30,6 +28,8 @@ handler = Mangum(app, lifespan="off", text_mime_types=[
 
 def _after_restore() -> None:
     """Run by Lambda in each environment resumed from a SnapStart snapshot."""
+    import random
+
     operations.store.after_restore()  # connections opened before the snapshot
     random.seed()  # agents that use `random` would otherwise draw the same numbers
 
