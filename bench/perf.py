@@ -76,8 +76,10 @@ class Side:
         return [str(self.python), "-S", str(self.script), mode, *args]
 
     def run(self, mode: str, *args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
+        # Any core: this process (the load generator) is pinned, its children need not be.
         out = subprocess.run(self.command(mode, *args), env={**self.env, **(env or {})},
-                             capture_output=True, text=True, timeout=300, check=False)
+                             capture_output=True, text=True, timeout=300, check=False,
+                             preexec_fn=_pin(*range(os.cpu_count() or 1)))
         if out.returncode != 0:
             raise RuntimeError(f"{self.name} {mode} failed:\n{out.stderr[-3000:]}")
         result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
@@ -138,10 +140,10 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _pin(core: int) -> Callable[[], None]:
+def _pin(*cores: int) -> Callable[[], None]:
     def pin() -> None:
         with contextlib.suppress(OSError):
-            os.sched_setaffinity(0, {core})
+            os.sched_setaffinity(0, set(cores))
     return pin
 
 
@@ -247,24 +249,51 @@ def _record(samples: Sample, figure: str, side: Side, value: float) -> None:
     samples.setdefault(figure, {}).setdefault(side.name, []).append(value)
 
 
+def _in_service_rss(side: Side, samples: Sample) -> None:
+    """Peak RSS of each server after start and 100 calls: the server, not the tasks it holds."""
+    with server(side, "serve-jsonrpc", "0") as (pid, port):
+        jsonrpc_cpu(pid, port, _send_bodies()[:120])
+        _record(samples, "jsonrpc_rss", side, _peak_rss_mb(pid))
+    with server(side, "serve-grpc") as (pid, port):
+        asyncio.run(_grpc_load(pid, port, _grpc_requests(300)))
+        _record(samples, "grpc_rss", side, _peak_rss_mb(pid))
+
+
+def _cold_starts(kit: Side, sdk: Side, run: int, samples: Sample,
+                 endpoint: str | None) -> None:
+    """Two starts of each kind per run, kit and SDK alternating, the order rotating by run."""
+    starts: list[tuple[Side, str]] = [(kit, "cold_ms"), (sdk, "cold_ms")]
+    if endpoint is not None:
+        starts += [(kit, "cold_ddb_ms"), (sdk, "cold_ddb_ms")]
+    starts = (starts[run % len(starts):] + starts[:run % len(starts)]) * 2
+    for side, figure in starts:
+        if figure == "cold_ms":
+            cold = cold_start(side)
+            _record(samples, "cold_rss", side, cold["maxrss_kb"] / 1024)
+        elif side is kit:
+            cold = cold_start(side, _ddb_env(endpoint or ""))
+        else:
+            cold = cold_start(side, _aws_env(endpoint), "--boto3")
+        _record(samples, figure, side, cold["wall_ms"])
+
+
 def measure(runs: int, with_dynamodb: bool) -> tuple[Sample, list[Any]]:
     kit, sdk = sides()
     samples: Sample = {}
     capacity: list[Any] = []
+    with contextlib.suppress(OSError):
+        os.sched_setaffinity(0, {CLIENT_CORE})
+    for side in (kit, sdk):
+        _in_service_rss(side, samples)
     with contextlib.ExitStack() as stack:
         endpoint = stack.enter_context(_dynamodb()) if with_dynamodb else None
-        ddb_env = _ddb_env(endpoint) if endpoint else None
         jsonrpc = {side.name: stack.enter_context(server(side, "serve-jsonrpc", str(PRELOAD)))
                    for side in (kit, sdk)}
         grpc_servers = {side.name: stack.enter_context(server(side, "serve-grpc"))
                         for side in (kit, sdk)}
         with contextlib.suppress(OSError):
             os.sched_setaffinity(0, {CLIENT_CORE})
-        for side in (kit, sdk):  # compiles and caches bytecode; not counted
-            cold_start(side)
-            if ddb_env is not None:
-                cold_start(side, ddb_env if side is kit else _aws_env(endpoint),
-                           *(("--boto3",) if side is sdk else ()))
+        _cold_starts(kit, sdk, 0, {}, endpoint)  # compiles and caches bytecode; not counted
         for run in range(runs):
             print(f"run {run + 1}/{runs}", file=sys.stderr, flush=True)
             for side in ((kit, sdk) if run % 2 == 0 else (sdk, kit)):
@@ -275,19 +304,12 @@ def measure(runs: int, with_dynamodb: bool) -> tuple[Sample, list[Any]]:
                 rate, cpu = asyncio.run(_grpc_load(pid, port, _grpc_requests(GRPC_CALLS)))
                 _record(samples, "grpc_rate", side, rate)
                 _record(samples, "grpc_cpu", side, cpu)
-                cold = cold_start(side)
-                _record(samples, "cold_ms", side, cold["wall_ms"])
-                _record(samples, "cold_rss", side, cold["maxrss_kb"] / 1024)
-                if ddb_env is not None:
-                    extra = ("--boto3",) if side is sdk else ()
-                    cold = cold_start(side, ddb_env if side is kit else _aws_env(endpoint),
-                                      *extra)
-                    _record(samples, "cold_ddb_ms", side, cold["wall_ms"])
                 warm = side.run("mangum-warm", EVENT, str(WARM_CALLS), str(WARM_WARMUP))
                 _record(samples, "warm_p50", side, warm["p50_ms"])
+            _cold_starts(kit, sdk, run, samples, endpoint)
         for side in (kit, sdk):
-            _record(samples, "jsonrpc_rss", side, _peak_rss_mb(jsonrpc[side.name][0]))
-            _record(samples, "grpc_rss", side, _peak_rss_mb(grpc_servers[side.name][0]))
+            _record(samples, "jsonrpc_loaded_rss", side, _peak_rss_mb(jsonrpc[side.name][0]))
+            _record(samples, "grpc_loaded_rss", side, _peak_rss_mb(grpc_servers[side.name][0]))
         if endpoint is not None:
             from bench.dynamodb_calls import listing_capacity
 
@@ -335,8 +357,11 @@ FIGURES = [
     ("grpc_rate", "gRPC SendMessage, one server core, c=32", "req/s", 8.0, False),
     ("grpc_cpu", "gRPC SendMessage: server CPU per call", "ms", None, True),
     ("cold_rss", "peak RSS, Lambda process after the first call", "MB", 0.60, True),
-    ("jsonrpc_rss", "peak RSS, JSON-RPC server (uvicorn) after the runs", "MB", 0.60, True),
-    ("grpc_rss", "peak RSS, gRPC server after the runs", "MB", 0.60, True),
+    ("jsonrpc_rss", "peak RSS, JSON-RPC server (uvicorn), start + 100 calls", "MB", 0.60, True),
+    ("grpc_rss", "peak RSS, gRPC server, start + 100 calls", "MB", 0.60, True),
+    ("jsonrpc_loaded_rss", "peak RSS, JSON-RPC server holding ~10,000 tasks", "MB", None,
+     True),
+    ("grpc_loaded_rss", "peak RSS, gRPC server holding ~10,000 tasks", "MB", None, True),
     ("send_cpu", "JSON-RPC SendMessage (uvicorn): server CPU per call", "ms", None, True),
 ]
 
