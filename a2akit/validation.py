@@ -22,7 +22,7 @@ def check_required(request: Message) -> None:
     Applied to requests only: some REQUIRED response fields legitimately hold defaults."""
     violations = [
         (path + field.name, "required field is missing")
-        for message, path in _messages(request, "")
+        for message, path in _messages(request, "", _REQUIRED)
         for field in required_fields(message.DESCRIPTOR)
         if not _is_set(message, field)
     ]
@@ -31,11 +31,17 @@ def check_required(request: Message) -> None:
         raise InvalidParamsError(f"Missing required fields: {fields}", violations=violations)
 
 
-def _messages(message: Any, path: str) -> Iterator[tuple[Any, str]]:
-    """The message and every A2A message set inside it, each with its field path."""
+# What a walk looks for: index into `_holds`.
+_REQUIRED, _ENUMS = 0, 1
+
+
+def _messages(message: Any, path: str, kind: int) -> Iterator[tuple[Any, str]]:
+    """The message and every A2A message set inside it, each with its field path; only
+    messages whose type can hold a field of `kind` somewhere below (a Part holds none:
+    a message's parts are not walked)."""
+    if not _holds(message.DESCRIPTOR)[kind]:
+        return
     yield message, path
-    if not _kinds(message.DESCRIPTOR)[0]:
-        return  # a leaf (a Part, say): no need to list its fields
     for field, value in message.ListFields():
         if field.type != FieldDescriptor.TYPE_MESSAGE:
             continue
@@ -45,28 +51,43 @@ def _messages(message: Any, path: str) -> Iterator[tuple[Any, str]]:
             value_field = field.message_type.fields_by_name["value"]
             if value_field.type == FieldDescriptor.TYPE_MESSAGE:
                 for key, item in value.items():
-                    yield from _messages(item, f"{path}{field.name}[{key}].")
+                    yield from _messages(item, f"{path}{field.name}[{key}].", kind)
+        elif not _holds(field.message_type)[kind]:
+            continue
         elif field.is_repeated:
             for i, item in enumerate(value):
-                yield from _messages(item, f"{path}{field.name}[{i}].")
+                yield from _messages(item, f"{path}{field.name}[{i}].", kind)
         else:
-            yield from _messages(value, f"{path}{field.name}.")
+            yield from _messages(value, f"{path}{field.name}.", kind)
 
 
-def _kinds(descriptor: Any) -> tuple[bool, bool]:
-    """Whether a message type has fields to descend into, and enum fields; computed once."""
-    kinds = _KINDS.get(descriptor.full_name)
-    if kinds is None:
-        nested = any(
-            f.type == FieldDescriptor.TYPE_MESSAGE
-            and not f.message_type.full_name.startswith(_OPAQUE_PREFIX)
-            for f in descriptor.fields)
+def _holds(descriptor: Any) -> tuple[bool, bool]:
+    """Whether a message type, or any A2A message type below it, has REQUIRED fields and
+    enum fields; computed once per type."""
+    name = descriptor.full_name
+    holds = _HOLDS.get(name)
+    if holds is None:
+        # While this type is being worked out, a type below that contains it again is told
+        # "may hold both": a cycle can only make the walk look further, never skip a check.
+        _HOLDS[name] = (True, True)
+        required = bool(required_fields(descriptor))
         enums = any(f.type == FieldDescriptor.TYPE_ENUM for f in descriptor.fields)
-        kinds = _KINDS[descriptor.full_name] = (nested, enums)
-    return kinds
+        for field in descriptor.fields:
+            if (field.type == FieldDescriptor.TYPE_MESSAGE
+                    and not field.message_type.full_name.startswith(_OPAQUE_PREFIX)):
+                target = field.message_type
+                if target.GetOptions().map_entry:
+                    value = target.fields_by_name["value"]
+                    if value.type != FieldDescriptor.TYPE_MESSAGE:
+                        continue
+                    target = value.message_type
+                below = _holds(target)
+                required, enums = required or below[0], enums or below[1]
+        holds = _HOLDS[name] = (required, enums)
+    return holds
 
 
-_KINDS: dict[str, tuple[bool, bool]] = {}
+_HOLDS: dict[str, tuple[bool, bool]] = {}
 
 
 def _is_set(message: Message, field: Any) -> bool:
@@ -96,8 +117,7 @@ def check_enum_values(message: Message) -> None:
     checked before parsing instead (`protojson.from_json`)."""
     violations = [
         (path + field.name, f"not a {field.enum_type.name} value")
-        for inner, path in _messages(message, "")
-        if _kinds(inner.DESCRIPTOR)[1]
+        for inner, path in _messages(message, "", _ENUMS)
         for field, value in inner.ListFields()
         if field.type == FieldDescriptor.TYPE_ENUM
         for item in (value if field.is_repeated else (value,))
