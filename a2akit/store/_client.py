@@ -23,6 +23,7 @@ on Lambda; elsewhere (profiles, SSO, container or instance roles) it uses boto3.
 from __future__ import annotations
 
 import base64
+import contextlib
 import datetime
 import hashlib
 import hmac
@@ -147,6 +148,12 @@ class Client:
 
     def create_table(self, **params: Any) -> dict[str, Any]:
         return self.call("CreateTable", params)
+
+    def __del__(self) -> None:
+        # A call still in flight when its owner closed the client (a background task of a
+        # finished request, say) may have opened one more connection: close it with us.
+        with contextlib.suppress(Exception):
+            self.close()
 
     def close(self) -> None:
         """Close every thread's connection; later calls open new ones."""

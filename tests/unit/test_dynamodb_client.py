@@ -10,7 +10,7 @@ import http.server
 import json
 import threading
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 import botocore.auth
 import botocore.awsrequest
@@ -48,10 +48,10 @@ def test_signature_matches_botocore(monkeypatch: pytest.MonkeyPatch, token: str 
 class _Fake(http.server.BaseHTTPRequestHandler):
     """A DynamoDB endpoint that answers from a script: a list of (status, body)."""
 
-    script: list[tuple[int, dict[str, Any]]] = []
-    seen: list[dict[str, Any]] = []
+    script: ClassVar[list[tuple[int, dict[str, Any]]]] = []
+    seen: ClassVar[list[dict[str, Any]]] = []
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+    def do_POST(self) -> None:
         length = int(self.headers["content-length"])
         _Fake.seen.append({"target": self.headers["x-amz-target"],
                            "body": json.loads(self.rfile.read(length))})
