@@ -14,8 +14,9 @@ alternates from run to run), and the table shows medians and the kit/SDK ratio.
   with the code and its dependencies on PYTHONPATH (no site processing, no editable-install
   hooks). The wall time runs from just before the process is spawned to the end of the first
   invocation through Mangum. Bytecode is compiled once, in a start that is not counted, as
-  the Lambda bundle ships it compiled (infra/bundle.py); compiling at every start would cost
-  both sides time and memory that no deployed function pays.
+  the Lambda bundle ships it compiled (infra/bundle.py, with a Python 3.13 at hand);
+  compiling at every start would cost both sides time and memory a deployed function does
+  not pay.
 - With DynamoDB Local available (Java 17; installed from npm like the tests), the DynamoDB
   cold start uses a real table on loopback, and the ListTasks read-capacity table follows.
 """
