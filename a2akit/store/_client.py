@@ -16,8 +16,12 @@ API is small JSON over one POST, so this client speaks it directly with the stan
   shape: `Error.Code`, `CancellationReasons`) or `ConnectionFailure`; `_errors.translated`
   turns both into the kit's errors, like botocore's.
 
-`make_client` (in `dynamodb`) uses it when credentials and region are in the environment, as
-on Lambda; elsewhere (profiles, SSO, container or instance roles) it uses boto3.
+Credentials come from the environment, as Lambda and ECS give them: static keys
+(AWS_ACCESS_KEY_ID, ...: Lambda without SnapStart), or the container credentials endpoint
+(AWS_CONTAINER_CREDENTIALS_FULL_URI with its authorization token: Lambda with SnapStart;
+AWS_CONTAINER_CREDENTIALS_RELATIVE_URI: ECS and Fargate task roles), fetched when needed and
+again before they expire. `dynamodb.env_client` builds this client when the environment has
+either and a region; anywhere else (profiles, SSO, instance roles) the store uses boto3.
 """
 
 from __future__ import annotations
@@ -37,7 +41,17 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["Client", "ConnectionFailure", "Credentials", "DynamoDBError", "default_endpoint"]
+__all__ = [
+    "Client",
+    "ConnectionFailure",
+    "ContainerCredentials",
+    "CredentialSource",
+    "Credentials",
+    "DynamoDBError",
+    "EnvCredentials",
+    "credential_source",
+    "default_endpoint",
+]
 
 _TARGET = "DynamoDB_20120810."
 _CONTENT_TYPE = "application/x-amz-json-1.0"
@@ -69,12 +83,18 @@ class ConnectionFailure(Exception):
 
 
 class Credentials:
-    """Static credentials, as Lambda puts them in the environment."""
+    """One set of credentials; a source hands out the current one."""
 
     def __init__(self, access_key: str, secret_key: str, token: str | None = None) -> None:
         self.access_key = access_key
         self.secret_key = secret_key
         self.token = token
+
+    def get(self) -> Credentials:
+        return self  # fixed credentials are their own source (tests, tools)
+
+    def reset(self) -> None:
+        pass
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> Credentials | None:
@@ -82,6 +102,99 @@ class Credentials:
         if not access or not secret:
             return None
         return cls(access, secret, environ.get("AWS_SESSION_TOKEN") or None)
+
+
+class EnvCredentials:
+    """The static keys in the environment, read at every call: an environment that changes
+    (a restored snapshot) is followed."""
+
+    def __init__(self, environ: Mapping[str, str]) -> None:
+        self._environ = environ
+
+    def get(self) -> Credentials:
+        credentials = Credentials.from_env(self._environ)
+        if credentials is None:
+            raise ConnectionFailure("the AWS credentials left the environment")
+        return credentials
+
+    def reset(self) -> None:
+        pass
+
+
+class ContainerCredentials:
+    """Credentials from the container credentials endpoint, cached until 5 minutes before
+    they expire. `reset()` forgets them (copies restored from one snapshot fetch their own)."""
+
+    _MARGIN = datetime.timedelta(minutes=5)
+
+    def __init__(self, url: str, token: str | None = None, token_file: str | None = None,
+                 timeout: float = 2) -> None:
+        self._url = urllib.parse.urlsplit(url)
+        self._token = token
+        self._token_file = token_file
+        self._timeout = timeout
+        self._lock = threading.Lock()
+        self._cached: tuple[Credentials, datetime.datetime] | None = None
+
+    def get(self) -> Credentials:
+        with self._lock:
+            now = datetime.datetime.now(datetime.UTC)
+            if self._cached is None or self._cached[1] - self._MARGIN <= now:
+                self._cached = self._fetch()
+            return self._cached[0]
+
+    def reset(self) -> None:
+        with self._lock:
+            self._cached = None
+
+    def _fetch(self) -> tuple[Credentials, datetime.datetime]:
+        headers = {"accept": "application/json"}
+        token = self._token
+        if self._token_file:
+            with open(self._token_file) as f:
+                token = f.read().strip()
+        if token:
+            headers["authorization"] = token
+        url = self._url
+        kind = (http.client.HTTPSConnection if url.scheme == "https"
+                else http.client.HTTPConnection)
+        connection = kind(url.hostname or "", url.port, timeout=self._timeout)
+        try:
+            path = url.path + (f"?{url.query}" if url.query else "")
+            connection.request("GET", path or "/", headers=headers)
+            response = connection.getresponse()
+            body = response.read()
+        except (OSError, http.client.HTTPException) as exc:
+            raise ConnectionFailure(f"container credentials: {exc}") from exc
+        finally:
+            connection.close()
+        if response.status != 200:
+            raise ConnectionFailure(f"container credentials: HTTP {response.status}")
+        data = json.loads(body)
+        expires = datetime.datetime.fromisoformat(data["Expiration"])
+        return Credentials(data["AccessKeyId"], data["SecretAccessKey"], data.get("Token")), expires
+
+
+CredentialSource = Credentials | EnvCredentials | ContainerCredentials
+
+_ECS_HOST = "http://169.254.170.2"
+
+
+def credential_source(environ: Mapping[str, str]) -> CredentialSource | None:
+    """Where the environment says credentials come from, as botocore looks first: static
+    keys, then the container endpoint; None when it says neither."""
+    if Credentials.from_env(environ) is not None:
+        return EnvCredentials(environ)
+    full, relative = (environ.get("AWS_CONTAINER_CREDENTIALS_FULL_URI"),
+                      environ.get("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"))
+    if relative:
+        return ContainerCredentials(_ECS_HOST + relative,
+                                    environ.get("AWS_CONTAINER_AUTHORIZATION_TOKEN"),
+                                    environ.get("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE"))
+    if full:
+        return ContainerCredentials(full, environ.get("AWS_CONTAINER_AUTHORIZATION_TOKEN"),
+                                    environ.get("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE"))
+    return None
 
 
 def default_endpoint(region: str) -> str:
@@ -98,7 +211,7 @@ class _Meta:
 class Client:
     """The subset of boto3's DynamoDB client the store uses. Thread-safe."""
 
-    def __init__(self, endpoint_url: str, region: str, credentials: Credentials, *,
+    def __init__(self, endpoint_url: str, region: str, credentials: CredentialSource, *,
                  max_attempts: int = 5, connect_timeout: float = 3,
                  read_timeout: float = 10) -> None:
         url = urllib.parse.urlsplit(endpoint_url)
@@ -156,7 +269,9 @@ class Client:
             self.close()
 
     def close(self) -> None:
-        """Close every thread's connection; later calls open new ones."""
+        """Close every thread's connection and forget fetched credentials; later calls open
+        new connections and fetch again."""
+        self._credentials.reset()
         with self._open_lock:
             self._generation += 1
             connections, self._open = self._open, set()
@@ -240,7 +355,7 @@ class Client:
 
     def _signed_headers(self, operation: str, body: bytes,
                         now: datetime.datetime | None = None) -> dict[str, str]:
-        credentials = self._credentials
+        credentials = self._credentials.get()
         now = now or datetime.datetime.now(datetime.UTC)
         amz_date = now.strftime("%Y%m%dT%H%M%SZ")
         date = amz_date[:8]

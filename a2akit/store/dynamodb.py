@@ -25,7 +25,7 @@ from a2akit.errors import InternalError, InvalidParamsError, UnavailableError
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.states import is_terminal
 from a2akit.store import cursor, table
-from a2akit.store._client import Client, Credentials, default_endpoint
+from a2akit.store._client import Client, credential_source, default_endpoint
 from a2akit.store._errors import Cancellation, Interpret, error_code, translated
 from a2akit.store._listing import list_tasks
 from a2akit.store.base import (
@@ -80,12 +80,12 @@ def make_client(
 
 def env_client(endpoint_url: str | None = None,
                environ: Mapping[str, str] | None = None) -> Client | None:
-    """The kit's own client when the environment holds static credentials and a region, as
-    Lambda's does; None otherwise (profiles, SSO, container or instance roles: use
-    `make_client`). The endpoint is `endpoint_url`, else boto3's own variables
-    (AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL), else the region's."""
+    """The kit's own client when the environment names credentials (static keys or a
+    container credentials endpoint, as Lambda and ECS do) and a region; None otherwise
+    (profiles, SSO, instance roles: use `make_client`). The endpoint is `endpoint_url`, else
+    boto3's own variables (AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL), else the region's."""
     env = os.environ if environ is None else environ
-    credentials = Credentials.from_env(env)
+    credentials = credential_source(env)
     region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION")
     variants = ("AWS_USE_FIPS_ENDPOINT", "AWS_USE_DUALSTACK_ENDPOINT")
     if credentials is None or not region or any(

@@ -51,11 +51,19 @@ class _Fake(http.server.BaseHTTPRequestHandler):
     script: ClassVar[list[tuple[int, dict[str, Any]]]] = []
     seen: ClassVar[list[dict[str, Any]]] = []
 
+    def do_GET(self) -> None:
+        # The container credentials endpoint.
+        _Fake.seen.append({"path": self.path, "authorization": self.headers["authorization"]})
+        self._answer(*_Fake.script.pop(0))
+
     def do_POST(self) -> None:
         length = int(self.headers["content-length"])
         _Fake.seen.append({"target": self.headers["x-amz-target"],
+                           "authorization": self.headers["authorization"],
                            "body": json.loads(self.rfile.read(length))})
-        status, body = _Fake.script.pop(0)
+        self._answer(*_Fake.script.pop(0))
+
+    def _answer(self, status: int, body: dict[str, Any]) -> None:
         data = json.dumps(body).encode()
         self.send_response(status)
         self.send_header("content-type", "application/x-amz-json-1.0")
@@ -68,17 +76,48 @@ class _Fake(http.server.BaseHTTPRequestHandler):
 
 
 @pytest.fixture
-def fake() -> Iterator[Client]:
+def fake_url() -> Iterator[str]:
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Fake)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     _Fake.script, _Fake.seen = [], []
-    client = Client(f"http://127.0.0.1:{server.server_address[1]}", "us-east-1",
-                    Credentials("a", "b"), max_attempts=3)
-    yield client
-    client.close()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()
     server.server_close()
+
+
+@pytest.fixture
+def fake(fake_url: str) -> Iterator[Client]:
+    client = Client(fake_url, "us-east-1", Credentials("a", "b"), max_attempts=3)
+    yield client
+    client.close()
+
+
+def test_container_credentials_are_fetched_used_and_refetched_after_close(
+        fake_url: str) -> None:
+    # Lambda with SnapStart (and ECS) give credentials through this endpoint, not as keys.
+    env = {"AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL_DYNAMODB": fake_url,
+           "AWS_CONTAINER_CREDENTIALS_FULL_URI": f"{fake_url}/credentials",
+           "AWS_CONTAINER_AUTHORIZATION_TOKEN": "secret-token"}
+    client = env_client(environ=env)
+    assert client is not None
+
+    def issued(key: str) -> tuple[int, dict[str, Any]]:
+        return 200, {"AccessKeyId": key, "SecretAccessKey": "s", "Token": "t",
+                     "Expiration": "2099-01-01T00:00:00Z"}
+
+    _Fake.script = [issued("KEY1"), (200, {}), (200, {}), issued("KEY2"), (200, {})]
+    client.get_item(TableName="t", Key={})
+    client.get_item(TableName="t", Key={})  # cached: no second fetch
+    client.close()  # what a restored snapshot runs: fetch anew
+    client.get_item(TableName="t", Key={})
+    client.close()
+    fetches = [seen for seen in _Fake.seen if "path" in seen]
+    assert [seen["authorization"] for seen in fetches] == ["secret-token"] * 2
+    assert all(seen["path"] == "/credentials" for seen in fetches)
+    keys = [seen["authorization"].split("Credential=")[1].split("/")[0]
+            for seen in _Fake.seen if "target" in seen]
+    assert keys == ["KEY1", "KEY1", "KEY2"]
 
 
 def test_binary_values_go_as_base64_and_come_back_as_bytes(fake: Client) -> None:
@@ -168,3 +207,6 @@ def test_env_client_needs_credentials_and_a_region() -> None:
         "http://127.0.0.1:3")
     assert env_client(environ={**full, "AWS_REGION": "cn-north-1"}).meta.endpoint_url == (  # type: ignore[union-attr]
         "https://dynamodb.cn-north-1.amazonaws.com.cn")
+    # ECS and Fargate task roles: the relative container URI.
+    task_role = {"AWS_REGION": "eu-west-1", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI": "/v2/x"}
+    assert env_client(environ=task_role) is not None
