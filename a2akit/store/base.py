@@ -164,4 +164,5 @@ class TaskStore(abc.ABC):
 
     def after_restore(self) -> None:  # noqa: B027 - optional hook
         """Drop what copies restored from one snapshot (Lambda SnapStart) must not share:
-        open connections. The store stays usable; the default store holds none."""
+        open connections, fetched credentials. The store stays usable; the default store
+        holds none."""

@@ -147,8 +147,8 @@ class DynamoDBStore(TaskStore):
             self._client.close()
 
     def after_restore(self) -> None:
-        # Closing a botocore client only empties its connection pool; the next call opens a
-        # connection of this copy's own.
+        # Closing either client only empties its connection pool (and the kit's client
+        # forgets fetched credentials); the next call opens a connection of this copy's own.
         self._client.close()
 
     async def create_table_if_missing(self) -> None:
