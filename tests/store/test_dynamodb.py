@@ -399,3 +399,27 @@ async def test_after_restore_drops_connections_and_keeps_working(ddb_client: Any
     assert len(ddb_client._endpoint.http_session._manager.pools) == 0
     got = await store.get(scope, "t1")
     assert got is not None and got.task.id == "t1"
+
+
+async def test_unprocessed_keys_of_a_page_are_read_again(ddb: DynamoDBStore, ddb_client: Any,
+                                                         scope: Scope) -> None:
+    for i in range(3):
+        await ddb.create(scope, make_task(f"t{i}", ms=1000 + i), [])
+    held_back: list[Any] = []
+
+    def hold_back_one(parsed: dict[str, Any], **_: Any) -> None:
+        # DynamoDB may return part of a batch and the rest as UnprocessedKeys.
+        if held_back:
+            return
+        items = parsed["Responses"][TABLE]
+        held_back.append(items.pop())
+        parsed["UnprocessedKeys"] = {TABLE: {
+            "Keys": [{"pk": held_back[0]["pk"], "sk": {"S": "TASK"}}],
+            "ProjectionExpression": "pk, #t", "ExpressionAttributeNames": {"#t": "task"}}}
+
+    ddb_client.meta.events.register("after-call.dynamodb.BatchGetItem", hold_back_one)
+    try:
+        page = await ddb.list(scope, TaskQuery())
+    finally:
+        ddb_client.meta.events.unregister("after-call.dynamodb.BatchGetItem", hold_back_one)
+    assert held_back and [t.id for t in page.tasks] == ["t2", "t1", "t0"]
