@@ -1,9 +1,10 @@
 """DynamoDB's failures as the kit's errors: the one place client exceptions are translated.
 
-Both clients the store runs on fail the same way: botocore's, and the kit's own
-(`_client`, used on Lambda), whose `DynamoDBError` carries botocore's response shape.
+Both clients the store runs on fail the same way: botocore's, and the kit's own (`_client`,
+used on Lambda), whose two exceptions are defined here; its `DynamoDBError` carries
+botocore's response shape.
 
-    botocore ClientError, _client.DynamoDBError
+    botocore ClientError, DynamoDBError
     ├── TransactionCanceledException   what the writer makes of the `Cancellation`
     │                                  (VersionConflictError, DuplicateMessageError), else
     │                                  UnavailableError when throttled or conflicting,
@@ -11,7 +12,7 @@ Both clients the store runs on fail the same way: botocore's, and the kit's own
     ├── throttling, service errors     UnavailableError (the client already retried them)
     └── anything else                  InternalError (logged, not sent)
     ConnectionError, HTTPClientError,
-    _client.ConnectionFailure          UnavailableError
+    ConnectionFailure                  UnavailableError
     any other BotoCoreError            InternalError (logged)
 
 Every error raised here is chained `from` the client's exception. botocore is never imported
@@ -27,11 +28,30 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from a2akit.errors import InternalError, UnavailableError
-from a2akit.store._client import ConnectionFailure, DynamoDBError
 
-__all__ = ["Cancellation", "Interpret", "error_code", "translated"]
+__all__ = [
+    "Cancellation",
+    "ConnectionFailure",
+    "DynamoDBError",
+    "Interpret",
+    "error_code",
+    "translated",
+]
 
 log = logging.getLogger("a2akit.store.dynamodb")
+
+class DynamoDBError(Exception):
+    """DynamoDB answered with an error. `response` is shaped like botocore's ClientError's."""
+
+    def __init__(self, code: str, message: str, response: dict[str, Any]) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.response = response
+
+
+class ConnectionFailure(Exception):
+    """DynamoDB could not be reached (connect, send or read failed, every attempt)."""
+
 
 # Error codes that outlived the client's retries but say nothing about the request: the
 # caller may retry later (HTTP 503 / gRPC UNAVAILABLE).

@@ -25,7 +25,8 @@ from a2akit.errors import InternalError, InvalidParamsError, UnavailableError
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.states import is_terminal
 from a2akit.store import cursor, table
-from a2akit.store._client import Client, credential_source, default_endpoint
+from a2akit.store._client import Client, default_endpoint
+from a2akit.store._credentials import credential_source
 from a2akit.store._errors import Cancellation, Interpret, error_code, translated
 from a2akit.store._listing import list_tasks
 from a2akit.store.base import (

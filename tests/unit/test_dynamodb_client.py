@@ -18,8 +18,9 @@ import botocore.credentials
 import pytest
 
 from a2akit.errors import InternalError, UnavailableError
-from a2akit.store._client import Client, ConnectionFailure, Credentials, DynamoDBError
-from a2akit.store._errors import translated
+from a2akit.store._client import Client
+from a2akit.store._credentials import Credentials
+from a2akit.store._errors import ConnectionFailure, DynamoDBError, translated
 from a2akit.store.dynamodb import env_client
 from tests.support.processes import free_port
 
