@@ -63,17 +63,19 @@ def from_json(data: object, cls: type[M]) -> M:
     return message
 
 
-def required_fields(descriptor: Any) -> list[Any]:
+def required_fields(descriptor: Any) -> tuple[Any, ...]:
     """Fields annotated `(google.api.field_behavior) = REQUIRED`, in declaration order."""
-    return _REQUIRED_CACHE.get(descriptor.full_name) or _REQUIRED_CACHE.setdefault(
-        descriptor.full_name,
-        [f for f in descriptor.fields
-         if field_behavior_pb2.REQUIRED
-         in f.GetOptions().Extensions[field_behavior_pb2.field_behavior]],
-    )
+    # Looked up by `in`, not by truth: most messages have none, and an empty tuple is cached.
+    name = descriptor.full_name
+    if name not in _REQUIRED_CACHE:
+        _REQUIRED_CACHE[name] = tuple(
+            f for f in descriptor.fields
+            if field_behavior_pb2.REQUIRED
+            in f.GetOptions().Extensions[field_behavior_pb2.field_behavior])
+    return _REQUIRED_CACHE[name]
 
 
-_REQUIRED_CACHE: dict[str, list[Any]] = {}
+_REQUIRED_CACHE: dict[str, tuple[Any, ...]] = {}
 
 
 def _json_default(field: Any) -> Any:

@@ -78,35 +78,47 @@ def _where(exc: BaseException) -> str:
 def make_store(settings: Settings) -> TaskStore:
     """The DynamoDB store when a table is set, else the embedded one.
 
-    Raises SettingsError for an endpoint URL botocore rejects, and StartupError when the
+    Raises SettingsError for an endpoint URL either client rejects, and StartupError when the
     client cannot be made (no region) or, with an emulator endpoint, the table cannot be
     created or read (the emulator is not running)."""
     if settings.table:
-        # Imported only when configured: boto3 costs ~0.4 s of cold start.
-        import botocore.exceptions
-
-        from a2akit.store.dynamodb import DynamoDBStore, make_client
+        from a2akit.store._errors import ConnectionFailure, DynamoDBError
+        from a2akit.store.dynamodb import DynamoDBStore, env_client
 
         endpoint = settings.dynamodb_endpoint
         where = (f"{ENV.DYNAMODB_ENDPOINT}={endpoint}" if endpoint
                  else f"{ENV.TABLE}={settings.table}")
+        # Credentials and region in the environment (Lambda): the kit's own client, which
+        # needs no botocore (about 0.25 s of cold start); anywhere else, boto3's.
         try:
-            client = make_client(endpoint)
-        except ValueError as exc:  # botocore: "Invalid endpoint: ..."
+            client: Any = env_client(endpoint)
+        except ValueError as exc:  # the kit's client: "not an endpoint URL: ..."
             raise SettingsError(f"{where} is not a usable endpoint URL: {exc}") from exc
-        except botocore.exceptions.NoRegionError as exc:
-            raise StartupError(f"{where}: no AWS region for the DynamoDB client; "
-                               "set AWS_DEFAULT_REGION") from exc
-        except botocore.exceptions.BotoCoreError as exc:
-            raise StartupError(f"{where}: cannot make a DynamoDB client: {exc}") from exc
+        # What a failed emulator call raises: the kit client's errors, and botocore's below.
+        failures: tuple[type[BaseException], ...] = (DynamoDBError, ConnectionFailure)
+        if client is None:
+            # Imported only when needed: boto3 costs ~0.4 s of cold start.
+            import botocore.exceptions
+
+            from a2akit.store.dynamodb import make_client
+
+            failures += (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError)
+            try:
+                client = make_client(endpoint)
+            except ValueError as exc:  # botocore: "Invalid endpoint: ..."
+                raise SettingsError(f"{where} is not a usable endpoint URL: {exc}") from exc
+            except botocore.exceptions.NoRegionError as exc:
+                raise StartupError(f"{where}: no AWS region for the DynamoDB client; "
+                                   "set AWS_DEFAULT_REGION") from exc
+            except botocore.exceptions.BotoCoreError as exc:
+                raise StartupError(f"{where}: cannot make a DynamoDB client: {exc}") from exc
         store = DynamoDBStore(settings.table, client,
                               retention_days=settings.retention_days, owns_client=True)
         if endpoint:
             # A local emulator: create the table on first use. Against AWS, never.
             try:
                 _run_blocking(store.create_table_if_missing())
-            except (botocore.exceptions.BotoCoreError,
-                    botocore.exceptions.ClientError) as exc:
+            except failures as exc:
                 raise StartupError(
                     f"{where}: cannot create or read table {settings.table!r} there "
                     f"({exc}); is the emulator running? ./dev dynamodb starts one") from exc

@@ -41,7 +41,7 @@ def check_request(request: Message) -> None:
     exactly one content, and it keeps within the limits of a2akit.limits. Every violation is
     listed in the error's BadRequest, named by its field path."""
     check_required(request)
-    violations = [problem for message, path in _messages(request, "")
+    violations = [problem for message, path in _messages(request, "", _ALL)
                   for problem in _content(message, path)]
     if violations:
         field, problem = violations[0]
@@ -56,7 +56,7 @@ def check_required(request: Message) -> None:
     Applied to requests only: some REQUIRED response fields legitimately hold defaults."""
     violations = [
         (path + field.name, "required field is missing")
-        for message, path in _messages(request, "")
+        for message, path in _messages(request, "", _REQUIRED)
         for field in required_fields(message.DESCRIPTOR)
         if not _is_set(message, field)
     ]
@@ -65,8 +65,18 @@ def check_required(request: Message) -> None:
         raise InvalidParamsError(f"Missing required fields: {fields}", violations=violations)
 
 
-def _messages(message: Any, path: str) -> Iterator[tuple[Any, str]]:
-    """The message and every A2A message set inside it, each with its field path."""
+# What a walk looks for: index into `_holds`; _ALL walks every message (the content and
+# limit checks look at parts, ids and metadata anywhere).
+_REQUIRED, _ENUMS = 0, 1
+_ALL: None = None
+
+
+def _messages(message: Any, path: str, kind: int | None) -> Iterator[tuple[Any, str]]:
+    """The message and every A2A message set inside it, each with its field path; for a
+    `kind`, only messages whose type can hold a field of that kind somewhere below (a Part
+    holds none: a message's parts are not walked), for `_ALL` every one."""
+    if kind is not None and not _holds(message.DESCRIPTOR)[kind]:
+        return
     yield message, path
     for field, value in message.ListFields():
         if field.type != FieldDescriptor.TYPE_MESSAGE:
@@ -77,12 +87,43 @@ def _messages(message: Any, path: str) -> Iterator[tuple[Any, str]]:
             value_field = field.message_type.fields_by_name["value"]
             if value_field.type == FieldDescriptor.TYPE_MESSAGE:
                 for key, item in value.items():
-                    yield from _messages(item, f"{path}{field.name}[{key}].")
+                    yield from _messages(item, f"{path}{field.name}[{key}].", kind)
+        elif kind is not None and not _holds(field.message_type)[kind]:
+            continue
         elif field.is_repeated:
             for i, item in enumerate(value):
-                yield from _messages(item, f"{path}{field.name}[{i}].")
+                yield from _messages(item, f"{path}{field.name}[{i}].", kind)
         else:
-            yield from _messages(value, f"{path}{field.name}.")
+            yield from _messages(value, f"{path}{field.name}.", kind)
+
+
+def _holds(descriptor: Any) -> tuple[bool, bool]:
+    """Whether a message type, or any A2A message type below it, has REQUIRED fields and
+    enum fields; computed once per type."""
+    name = descriptor.full_name
+    holds = _HOLDS.get(name)
+    if holds is None:
+        # While this type is being worked out, a type below that contains it again is told
+        # "may hold both": a cycle can only make the walk look further, never skip a check.
+        _HOLDS[name] = (True, True)
+        required = bool(required_fields(descriptor))
+        enums = any(f.type == FieldDescriptor.TYPE_ENUM for f in descriptor.fields)
+        for field in descriptor.fields:
+            if (field.type == FieldDescriptor.TYPE_MESSAGE
+                    and not field.message_type.full_name.startswith(_OPAQUE_PREFIX)):
+                target = field.message_type
+                if target.GetOptions().map_entry:
+                    value = target.fields_by_name["value"]
+                    if value.type != FieldDescriptor.TYPE_MESSAGE:
+                        continue
+                    target = value.message_type
+                below = _holds(target)
+                required, enums = required or below[0], enums or below[1]
+        holds = _HOLDS[name] = (required, enums)
+    return holds
+
+
+_HOLDS: dict[str, tuple[bool, bool]] = {}
 
 
 def _is_set(message: Message, field: Any) -> bool:
@@ -121,7 +162,7 @@ def check_enum_values(message: Message) -> None:
     checked before parsing instead (`protojson.from_json`)."""
     violations = [
         (path + field.name, f"not a {field.enum_type.name} value")
-        for inner, path in _messages(message, "")
+        for inner, path in _messages(message, "", _ENUMS)
         for field, value in inner.ListFields()
         if field.type == FieldDescriptor.TYPE_ENUM
         for item in (value if field.is_repeated else (value,))

@@ -1,34 +1,45 @@
-"""Baseline side of bench/perf.py: the official a2a-sdk serving an echo agent over JSON-RPC.
+"""The official a2a-sdk's side of bench/perf.py: an echo agent on its own server stack.
 
-Run by perf.py with the python of .cache/bench-sdk-venv; imports nothing from the kit.
-Usage: _sdk_baseline.py N WARMUP COLD_RUNS EVENT_JSON. Prints one JSON line of results.
-With `--lambda EVENT_JSON BODY T0`, it is one cold Lambda start instead (Mangum).
+Run by perf.py with the python of .cache/bench-sdk-venv; it imports nothing from the kit, and
+bench/_kit.py answers the same modes for the kit:
+
+    serve-jsonrpc PORT PRELOAD      uvicorn on 127.0.0.1:PORT; PRELOAD tasks stored first
+    serve-grpc PORT                 grpc.aio on 127.0.0.1:PORT
+    lambda-cold EVENT BODY T0 [--boto3]
+                                    one cold Lambda start: import, build, one invocation;
+                                    --boto3 adds `import boto3; boto3.client("dynamodb")`,
+                                    what the SDK would need to reach DynamoDB
+    mangum-warm EVENT N WARMUP      p50 wall time of N warm invocations of the Mangum handler
+
+Servers print READY once listening; the other modes print one JSON line.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-import resource
-import statistics
-import subprocess
 import sys
-import time
-from importlib import metadata
 from typing import Any
 
-HEADERS = {"content-type": "application/json", "a2a-version": "1.0"}
+from _bench_common import (
+    HEADERS,
+    lambda_context,
+    print_result,
+    rss_now,
+    send_body,
+    time_invocations,
+    with_body,
+)
+
+__all__: list[str] = []
 
 
-def build_app() -> Any:
+def build_handler() -> Any:
     from a2a.helpers import new_task, new_text_part
     from a2a.server.agent_execution import AgentExecutor, RequestContext
     from a2a.server.events import EventQueue
     from a2a.server.request_handlers import DefaultRequestHandlerV2
-    from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
     from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
     from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill, TaskState
-    from starlette.applications import Starlette
 
     class Echo(AgentExecutor):
         async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
@@ -53,84 +64,92 @@ def build_app() -> Any:
         capabilities=AgentCapabilities(streaming=True),
         default_input_modes=["text/plain"], default_output_modes=["text/plain"],
         skills=[AgentSkill(id="echo", name="Echo", description="Echo", tags=["echo"])])
-    handler = DefaultRequestHandlerV2(agent_executor=Echo(), task_store=InMemoryTaskStore(),
-                                      agent_card=card)
+    return DefaultRequestHandlerV2(agent_executor=Echo(), task_store=InMemoryTaskStore(),
+                                   agent_card=card), card
+
+
+def build_app() -> Any:
+    from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
+    from starlette.applications import Starlette
+
+    handler, card = build_handler()
     routes = create_agent_card_routes(card) + create_jsonrpc_routes(handler, rpc_url="/")
     return Starlette(routes=routes)
 
 
-def _send_body(i: int) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": i, "method": "SendMessage", "params": {"message": {
-        "messageId": f"m-{i}", "role": "ROLE_USER", "parts": [{"text": "hello"}]}}}
-
-
-async def cpu(n: int, warmup: int) -> dict[str, float]:
+async def _preload(app: Any, count: int) -> None:
     import httpx
 
-    app = build_app()
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
                                  base_url="http://sdk") as client:
-        async def send(i: int) -> dict[str, Any]:
-            reply = (await client.post("/", json=_send_body(i), headers=HEADERS)).json()
-            return reply["result"]["task"]
-
-        task_id = ""
-        for i in range(warmup):
-            task_id = (await send(i))["id"]
-        start = time.process_time()
-        for i in range(n):
-            await send(warmup + i)
-        send_ms = (time.process_time() - start) * 1000 / n
-        get = {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": task_id}}
-        for _ in range(warmup):
-            reply = (await client.post("/", json=get, headers=HEADERS)).json()
-            assert "result" in reply, reply
-        start = time.process_time()
-        for _ in range(n):
-            await client.post("/", json=get, headers=HEADERS)
-        get_ms = (time.process_time() - start) * 1000 / n
-    return {"send_ms": send_ms, "get_ms": get_ms}
+        for i in range(count):
+            reply = await client.post("/", json=send_body(i, preload=True), headers=HEADERS)
+            assert "result" in reply.json(), reply.text
 
 
-def one_lambda(event_path: str, body: str, t0: float) -> None:
-    with open(event_path) as f:
-        event = json.load(f)
-    event["headers"]["a2a-version"] = "1.0"
-    event["body"] = body
+def serve_jsonrpc(port: int, preload: int) -> None:
+    import uvicorn
+
+    app = build_app()
+    asyncio.run(_preload(app, preload))
+    print("READY", flush=True)
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="error", access_log=False)
+
+
+async def _serve_grpc(port: int) -> None:
+    import grpc
+    from a2a.server.request_handlers import GrpcHandler
+    from a2a.types import a2a_pb2_grpc
+
+    handler, _ = build_handler()
+    server = grpc.aio.server()
+    a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(handler), server)
+    server.add_insecure_port(f"127.0.0.1:{port}")
+    await server.start()
+    print("READY", flush=True)
+    await server.wait_for_termination()
+
+
+def lambda_cold(event_path: str, body: str, t0: float, boto: bool) -> None:
+    import json
+    import time
+
+    if boto:
+        import boto3
+
+        boto3.client("dynamodb")
     from mangum import Mangum
 
     handler = Mangum(build_app(), lifespan="off")
-
-    class Ctx:
-        function_name = "bench"
-        aws_request_id = "r-1"
-
-    reply = handler(event, Ctx())
+    reply = handler(with_body(event_path, body), lambda_context())
     wall = time.time() - t0
     assert reply["statusCode"] == 200 and "result" in json.loads(reply["body"]), reply
-    print(json.dumps({"wall_ms": wall * 1000,
-                      "maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+    print_result({"wall_ms": wall * 1000, **rss_now()})
 
 
-def cold(runs: int, event_path: str) -> dict[str, float]:
-    results = []
-    for _ in range(runs):
-        out = subprocess.run(
-            [sys.executable, __file__, "--lambda", event_path, json.dumps(_send_body(1)),
-             repr(time.time())], capture_output=True, text=True, check=True, timeout=60)
-        results.append(json.loads(out.stdout.strip().splitlines()[-1]))
-    return {"cold_ms": statistics.median(r["wall_ms"] for r in results),
-            "rss_mb": statistics.median(r["maxrss_kb"] for r in results) / 1024}
+def mangum_warm(event_path: str, n: int, warmup: int) -> None:
+    from mangum import Mangum
+
+    handler = Mangum(build_app(), lifespan="off")
+    print_result(time_invocations(handler, event_path, n, warmup))
 
 
 def main() -> None:
-    if sys.argv[1] == "--lambda":
-        one_lambda(sys.argv[2], sys.argv[3], float(sys.argv[4]))
-        return
-    n, warmup, runs, event_path = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-    result: dict[str, Any] = {**asyncio.run(cpu(n, warmup)), **cold(runs, event_path),
-                              "version": metadata.version("a2a-sdk")}
-    print(json.dumps(result))
+    mode, args = sys.argv[1], sys.argv[2:]
+    if mode == "serve-jsonrpc":
+        serve_jsonrpc(int(args[0]), int(args[1]))
+    elif mode == "serve-grpc":
+        asyncio.run(_serve_grpc(int(args[0])))
+    elif mode == "lambda-cold":
+        lambda_cold(args[0], args[1], float(args[2]), "--boto3" in args)
+    elif mode == "mangum-warm":
+        mangum_warm(args[0], int(args[1]), int(args[2]))
+    elif mode == "version":
+        from importlib import metadata
+
+        print_result({"version": metadata.version("a2a-sdk")})
+    else:
+        raise SystemExit(f"unknown mode {mode}")
 
 
 if __name__ == "__main__":

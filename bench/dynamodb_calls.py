@@ -2,6 +2,11 @@
 
     .venv/bin/python bench/dynamodb_calls.py
 
+The second table is ListTasks for one owner holding 10,000 tasks (bench/perf.py prints it
+too): calls, the index items read, DynamoDB Local's capacity figure and the read capacity by
+AWS's published rules (a Query bills the items it reads, rounded up to 4 KB, half a unit per
+4 KB eventually consistent; BatchGetItem bills each item rounded up to 4 KB).
+
 Starts DynamoDB Local (installing it if missing, like the tests), then runs each operation
 with `ReturnConsumedCapacity=INDEXES` (the TOTAL, split by index) added to every data call
 by a botocore `provide-client-params` hook; `before-call` counts the calls and `after-call`
@@ -14,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -25,6 +31,7 @@ from a2akit.generated import a2a_pb2 as pb  # noqa: E402
 from a2akit.store import table  # noqa: E402
 from a2akit.store.base import Scope, TaskQuery  # noqa: E402
 from a2akit.store.dynamodb import DynamoDBStore, make_client  # noqa: E402
+from a2akit.store.table import Item  # noqa: E402
 from scripts.dynamodb_local import dynamodb_local, set_dummy_credentials  # noqa: E402
 
 TABLE = "a2akit-bench"
@@ -63,8 +70,8 @@ class Meter:
         self.units = self.table_units = self.index_units = 0.0
 
 
-def echo_task(task_id: str, state: int, ms: int) -> pb.Task:
-    task = pb.Task(id=task_id, context_id="ctx-1")
+def echo_task(task_id: str, state: int, ms: int, context_id: str = "ctx-1") -> pb.Task:
+    task = pb.Task(id=task_id, context_id=context_id)
     task.status.state = state  # type: ignore[assignment]
     task.status.timestamp.FromMilliseconds(ms)
     task.history.add(message_id=f"m-{task_id}", role=pb.ROLE_USER).parts.add(text="hello")
@@ -130,24 +137,141 @@ async def run(endpoint: str) -> list[tuple[str, Meter, str]]:
 
         page = await store.list(scope, TaskQuery(page_size=50))
         assert len(page.tasks) == 50 and page.total_size == 61
-        row("list page (50 of 61)", "page query + COUNT query (totalSize)")
+        row("list page (50 of 61)", "shard queries + the page's tasks + counts of the rest")
         page = await store.list(scope, TaskQuery(page_size=50, context_id="none"))
-        row("list, filter matching nothing", "reads the whole scope, twice")
+        row("list, a context with no task", "one query of an empty context partition")
         return rows
     finally:
         client.close()
+
+
+# --- ListTasks at scale -------------------------------------------------------------------
+
+LIST_TABLE = "a2akit-bench-list"
+OWNER_TASKS = 10_000
+TARGET_CONTEXT = "ctx-target"
+
+
+class Capacity:
+    """Read capacity of one ListTasks: calls, index items read, and capacity units."""
+
+    def __init__(self, client: Any, index_item_bytes: int, task_item_bytes: int) -> None:
+        self.index_item_bytes = index_item_bytes
+        self.task_item_bytes = task_item_bytes
+        self.calls: collections.Counter[str] = collections.Counter()
+        self.scanned = 0
+        self.local_units = 0.0
+        self.aws_units = 0.0
+        events = client.meta.events
+        for name in ("Query", "BatchGetItem"):
+            events.register(f"provide-client-params.dynamodb.{name}", self._ask)
+        events.register("after-call.dynamodb", self._after)
+
+    def _ask(self, params: dict[str, Any], **_: Any) -> None:
+        params.setdefault("ReturnConsumedCapacity", "TOTAL")
+
+    def _after(self, model: Any, parsed: dict[str, Any], **_: Any) -> None:
+        self.calls[model.name] += 1
+        consumed = parsed.get("ConsumedCapacity")
+        for entry in consumed if isinstance(consumed, list) else [consumed] if consumed else []:
+            self.local_units += float(entry.get("CapacityUnits", 0))
+        if model.name == "Query":
+            scanned = int(parsed.get("ScannedCount", 0))
+            self.scanned += scanned
+            # Eventually consistent: half a unit per 4 KB read, the whole query rounded up.
+            self.aws_units += max(1, math.ceil(scanned * self.index_item_bytes / 4096)) * 0.5
+        elif model.name == "BatchGetItem":
+            got = sum(len(items) for items in parsed.get("Responses", {}).values())
+            self.aws_units += got * math.ceil(self.task_item_bytes / 4096) * 0.5
+
+
+def _index_item_bytes(snapshot: Item, partition: str) -> int:
+    """An index item's size by AWS's rule: its keys, the table's keys, the projected
+    attributes, plus 100 bytes."""
+    names = (table.PK, table.SK, partition, table.LIST_INDEX_SK, *table.LIST_PROJECTED)
+    return table.item_size({name: snapshot[name] for name in names}) + 100
+
+
+async def listing_capacity(endpoint: str) -> list[tuple[str, Capacity, int, int]]:
+    """ListTasks on one owner with OWNER_TASKS tasks: what each kind of call reads."""
+    client = make_client(endpoint, "us-east-1")
+    try:
+        client.create_table(**table.create_table_kwargs(LIST_TABLE))
+        client.get_waiter("table_exists").wait(TableName=LIST_TABLE)
+        store = DynamoDBStore(LIST_TABLE, client)
+        scope = Scope("tenant-1", "busy-owner")
+        snapshots = []
+        states = (pb.TASK_STATE_COMPLETED, pb.TASK_STATE_COMPLETED, pb.TASK_STATE_WORKING)
+        for i in range(OWNER_TASKS):
+            context = TARGET_CONTEXT if i % (OWNER_TASKS // 20) == 0 else f"ctx-{i}"
+            task = echo_task(f"task-{i:05d}", states[i % 3], 1_700_000_000_000 + i, context)
+            task.artifacts.add(artifact_id=f"a-{i}", name="echo").parts.add(text="hello")
+            snapshot, _ = store._writes(scope, task, [], version=1, first_seq=1)
+            snapshots.append(snapshot)
+        for start in range(0, len(snapshots), 25):
+            requests: Any = {LIST_TABLE: [{"PutRequest": {"Item": item}}
+                                          for item in snapshots[start:start + 25]]}
+            while requests:
+                requests = client.batch_write_item(RequestItems=requests).get(
+                    "UnprocessedItems") or {}
+        index_bytes = _index_item_bytes(snapshots[0], table.LIST_INDEX_PK)
+        task_bytes = table.item_size(snapshots[0])
+        newest_ms = 1_700_000_000_000 + OWNER_TASKS - 100
+        cases = [
+            ("first page, no filter", TaskQuery(page_size=50)),
+            ("second page, no filter", None),
+            ("contextId (20 of 10,000)", TaskQuery(context_id=TARGET_CONTEXT)),
+            ("status WORKING (1 in 3)", TaskQuery(state=pb.TASK_STATE_WORKING)),
+            ("statusTimestampAfter (newest 100)", TaskQuery(status_after_ms=newest_ms)),
+        ]
+        rows: list[tuple[str, Capacity, int, int]] = []
+        token = ""
+        for name, query in cases:
+            query = query or TaskQuery(page_size=50, page_token=token)
+            meter = Capacity(client, index_bytes, task_bytes)
+            page = await store.list(scope, query)
+            token = token or page.next_page_token
+            rows.append((name, meter, len(page.tasks), page.total_size))
+            client.meta.events.unregister("after-call.dynamodb", meter._after)
+            for api in ("Query", "BatchGetItem"):
+                client.meta.events.unregister(f"provide-client-params.dynamodb.{api}",
+                                              meter._ask)
+        return rows
+    finally:
+        client.close()
+
+
+def print_capacity(rows: list[tuple[str, Capacity, int, int]]) -> None:
+    if not rows:
+        return
+    meter = rows[0][1]
+    print(f"ListTasks, one owner with {OWNER_TASKS:,} tasks ({LIST_SHARDS_NOTE}); index items "
+          f"{meter.index_item_bytes} B, task items {meter.task_item_bytes} B")
+    print("| ListTasks | tasks / totalSize | calls | index items read | RCU (AWS rules) "
+          "| RCU (DynamoDB Local) |")
+    print("|---|---:|---|---:|---:|---:|")
+    for name, m, got, total in rows:
+        calls = ", ".join(f"{api} {n}" for api, n in sorted(m.calls.items()))
+        print(f"| {name} | {got} / {total} | {calls} | {m.scanned} | {m.aws_units:.1f} "
+              f"| {m.local_units:.1f} |")
+
+
+LIST_SHARDS_NOTE = f"{table.LIST_SHARDS} list shards"
 
 
 def main() -> None:
     set_dummy_credentials()
     with dynamodb_local() as endpoint:
         rows = asyncio.run(run(endpoint))
-    print("Capacity units as DynamoDB Local reports them (total = table + by_status_time GSI).")
+        capacity = asyncio.run(listing_capacity(endpoint))
+    print("Capacity units as DynamoDB Local reports them (total = table + list indexes).")
     print(f"{'operation':40} {'calls':>5} {'total':>6} {'table':>6} {'gsi':>5}  calls by API; note")
     for name, m, note in rows:
         calls = ", ".join(f"{api} {n}" for api, n in sorted(m.calls.items()))
         print(f"{name:40} {sum(m.calls.values()):>5} {m.units:>6.1f} {m.table_units:>6.1f} "
               f"{m.index_units:>5.1f}  {calls}; {note}")
+    print()
+    print_capacity(capacity)
 
 
 if __name__ == "__main__":

@@ -104,28 +104,44 @@ class _Binding:
         return call
 
 
+# What a call's body may raise and still end the call itself: cancellation, and the abort
+# that ends it with a status.
+_PASSED_THROUGH = (asyncio.CancelledError, grpc.aio.AbortError)
+
+
+async def _answer(context: Context, name: str, exc: Exception) -> None:
+    """End the call for what its body raised: an A2AError as itself, anything unexpected as
+    INTERNAL with no details (logged here). Raises AbortError."""
+    if isinstance(exc, A2AError):
+        await _abort(context, exc)
+    log.error("unexpected failure in gRPC %s", name, exc_info=exc)
+    await _abort(context, InternalError())
+
+
 @contextlib.asynccontextmanager
 async def _errors_answered(context: Context, name: str) -> AsyncIterator[None]:
-    """Turn what the body raises into the call's status: an A2AError as itself, anything
-    unexpected as INTERNAL with no details (logged here)."""
+    """`_answer` around a block (the streaming calls)."""
     try:
         yield
-    except A2AError as error:
-        await _abort(context, error)
-    except (asyncio.CancelledError, grpc.aio.AbortError):
+    except _PASSED_THROUGH:
         raise
-    except Exception:
-        log.exception("unexpected failure in gRPC %s", name)
-        await _abort(context, InternalError())
+    except Exception as exc:
+        await _answer(context, name, exc)
 
 
 def _unary(binding: _Binding, operation: Unary[Any, Any]
            ) -> Callable[[bytes, Context], Awaitable[Message]]:
     async def behaviour(raw: bytes, context: Context) -> Message:
-        async with _errors_answered(context, operation.name):
+        # `_answer` without the context manager: a unary call is the hot path, and the
+        # manager's generator per call costs more than the call's own checks.
+        try:
             request = binding.decode(operation, raw)
             call = await binding.call(context)
             return await binding.ops.unary(operation, request, call)
+        except _PASSED_THROUGH:
+            raise
+        except Exception as exc:
+            await _answer(context, operation.name, exc)
         raise AssertionError("unreachable: abort raises")  # pragma: no cover
 
     return behaviour

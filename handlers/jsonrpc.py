@@ -1,6 +1,9 @@
 """Lambda entry point for JSON-RPC: `handlers.jsonrpc.handler`; ASGI app `handlers.jsonrpc:app`.
 
-Everything here runs once per container, at import: settings, store client, agent, card.
+Everything every first request needs is built here, at import: settings, store client, agent,
+card, app. On Lambda with SnapStart that is the part captured in the snapshot, so a restored
+environment starts with all of it; `_after_restore` then refreshes what restored copies of
+one snapshot must not share.
 """
 
 from __future__ import annotations
@@ -17,9 +20,27 @@ __all__ = ["app", "handler"]
 # line, so Lambda reports an init error whose message is that line.
 with explain_startup_errors(reraise=True):
     settings = Settings.from_env()
-    app = create_app(build_operations(settings))
+    operations = build_operations(settings)
+    app = create_app(operations)
 # lifespan off: Mangum would otherwise run startup/shutdown around every invocation.
 # text_mime_types replaces Mangum's list, so the JSON types are all named here.
 handler = Mangum(app, lifespan="off", text_mime_types=[
     "application/json", "application/a2a+json", "text/event-stream", "text/plain",
 ])
+
+
+def _after_restore() -> None:
+    """Run by Lambda in each environment resumed from a SnapStart snapshot."""
+    import random
+
+    operations.store.after_restore()  # connections opened before the snapshot
+    random.seed()  # agents that use `random` would otherwise draw the same numbers
+
+
+try:
+    # Lambda's Python runtime (3.12+) provides the runtime hooks; nothing else restores.
+    from snapshot_restore_py import register_after_restore
+except ImportError:
+    pass
+else:
+    register_after_restore(_after_restore)

@@ -75,17 +75,20 @@ class _JsonRpc:
         self.limit = operations.settings.max_request_bytes
         self.challenge = operations.authenticator.challenge
 
+    def _too_big(self) -> InvalidRequestError:
+        # Built only when raised: an exception object per request would be wasted work.
+        return InvalidRequestError(f"Request body exceeds the limit of {self.limit} bytes",
+                                   metadata={"limitBytes": str(self.limit)})
+
     async def _body(self, request: Request) -> bytes:
-        too_big = InvalidRequestError(f"Request body exceeds the limit of {self.limit} bytes",
-                                      metadata={"limitBytes": str(self.limit)})
         declared = request.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > self.limit:
-            raise too_big
+            raise self._too_big()
         body = bytearray()
         async for chunk in request.stream():
             body += chunk
             if len(body) > self.limit:
-                raise too_big
+                raise self._too_big()
         return bytes(body)
 
     async def handle(self, request: Request) -> Response:

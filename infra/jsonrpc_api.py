@@ -1,4 +1,11 @@
-"""The JSON-RPC binding: one arm64 Lambda (Mangum), an HTTP API in front and a Function URL."""
+"""The JSON-RPC binding: one arm64 Lambda (Mangum), an HTTP API in front and a Function URL.
+
+The function runs with SnapStart: Lambda initializes each published version once (imports,
+store client, agent, card: everything `handlers.jsonrpc` builds at import), snapshots it, and
+resumes new execution environments from the snapshot. SnapStart applies to published
+versions only, so the HTTP API and the Function URL invoke the `live` alias of the current
+version, never $LATEST; `handlers.jsonrpc` refreshes connections after a restore.
+"""
 
 from __future__ import annotations
 
@@ -14,18 +21,20 @@ from constructs import Construct
 
 from handlers.jsonrpc_app import AGENT_CARD_PATH
 
-__all__ = ["HANDLER", "JsonRpcApi"]
+__all__ = ["ALIAS", "HANDLER", "JsonRpcApi"]
 
 HANDLER = "handlers.jsonrpc.handler"  # DESIGN.md: the kit's Lambda entry point
-# The bundle is built for exactly this interpreter (infra/bundle.py).
+# The bundle is built for exactly this interpreter (infra/bundle.py). SnapStart needs 3.12+.
 RUNTIME = lambda_.Runtime.PYTHON_3_13
+ALIAS = "live"
 
 # Headroom over the stream budget for the last event and the response to leave.
 _TIMEOUT_MARGIN_SECONDS = 4
 
 
 class JsonRpcApi(Construct):
-    """Exposes `function`, `http_api` and `function_url` so the stack can wire and grant."""
+    """Exposes `function`, `alias`, `http_api` and `function_url` so the stack can wire and
+    grant."""
 
     def __init__(
         self,
@@ -61,8 +70,14 @@ class JsonRpcApi(Construct):
             environment=dict(environment),
             log_group=self.log_group,
             tracing=lambda_.Tracing.ACTIVE,
+            snap_start=lambda_.SnapStartConf.ON_PUBLISHED_VERSIONS,
         )
-        integration = integrations.HttpLambdaIntegration("Integration", self.function)
+        # A new version is published whenever the code or the configuration changes; the
+        # alias follows it, and callers only ever reach the alias.
+        self.alias = lambda_.Alias(
+            self, "Live", alias_name=ALIAS, version=self.function.current_version
+        )
+        integration = integrations.HttpLambdaIntegration("Integration", self.alias)
         self.http_api = apigwv2.HttpApi(
             self,
             "HttpApi",
@@ -88,7 +103,7 @@ class JsonRpcApi(Construct):
         _enable_access_logs(self.http_api, self.access_logs)
         # Callers are authenticated by the kit itself (JWTs or API keys; anonymous only when
         # configured), the same as through the HTTP API, so the URL adds no weaker path.
-        self.function_url = self.function.add_function_url(
+        self.function_url = self.alias.add_function_url(
             auth_type=lambda_.FunctionUrlAuthType.NONE,
             invoke_mode=lambda_.InvokeMode.BUFFERED,
         )

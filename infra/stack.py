@@ -99,7 +99,7 @@ class A2AStack(Stack):
             authorizer=self._http_api_authorizer(config, auth_environment),
         )
         self.jsonrpc.function.add_environment(ENV.PUBLIC_URL, self.jsonrpc.url)
-        self._grant_table(self.jsonrpc.function.role, self.table.index_arn)
+        self._grant_table(self.jsonrpc.function.role, *self.table.index_arns)
         if config.execution == QUEUE:
             assert self.worker is not None
             self.worker.queue.grant_send_messages(self.jsonrpc.function)
@@ -134,7 +134,7 @@ class A2AStack(Stack):
             )
             # The container also sweeps expired leases in process.
             self._grant_table(
-                self.grpc.task_role, self.table.index_arn, self.table.lease_index_arn
+                self.grpc.task_role, *self.table.index_arns, self.table.lease_index_arn
             )
             if config.grpc_execution == QUEUE:
                 assert self.worker is not None

@@ -10,9 +10,9 @@ from a2akit.store.table import (
     LEASE_INDEX,
     LEASE_SHARD,
     LEASE_UNTIL,
-    LIST_INDEX,
-    LIST_INDEX_PK,
     LIST_INDEX_SK,
+    LIST_INDEXES,
+    LIST_PROJECTED,
     PK,
     SK,
     TTL_ATTRIBUTE,
@@ -32,7 +32,7 @@ DATA_ACTIONS = (
     "dynamodb:Query",
     "dynamodb:UpdateItem",
 )
-# The list index is only ever queried.
+# The list indexes are only ever queried.
 INDEX_ACTIONS = ("dynamodb:Query",)
 
 
@@ -41,7 +41,7 @@ def _key(name: str) -> dynamodb.Attribute:
 
 
 class TaskTable(Construct):
-    """On-demand table with PITR, TTL, a stream (for push dispatch), the list index and the
+    """On-demand table with PITR, TTL, a stream (for push dispatch), the list indexes and the
     sparse lease index the sweeper queries."""
 
     def __init__(self, scope: Construct, construct_id: str, *, retain: bool = True) -> None:
@@ -61,12 +61,14 @@ class TaskTable(Construct):
             # unless a throwaway environment says otherwise.
             removal_policy=RemovalPolicy.RETAIN if retain else RemovalPolicy.DESTROY,
         )
-        self.table.add_global_secondary_index(
-            index_name=LIST_INDEX,
-            partition_key=_key(LIST_INDEX_PK),
-            sort_key=_key(LIST_INDEX_SK),
-            projection_type=dynamodb.ProjectionType.ALL,
-        )
+        for index, partition in LIST_INDEXES:
+            self.table.add_global_secondary_index(
+                index_name=index,
+                partition_key=_key(partition),
+                sort_key=_key(LIST_INDEX_SK),
+                projection_type=dynamodb.ProjectionType.INCLUDE,
+                non_key_attributes=list(LIST_PROJECTED),
+            )
         self.table.add_global_secondary_index(
             index_name=LEASE_INDEX,
             partition_key=_key(LEASE_SHARD),
@@ -75,9 +77,9 @@ class TaskTable(Construct):
         )
 
     @property
-    def index_arn(self) -> str:
-        """The ARN of the list index alone (not `index/*`)."""
-        return f"{self.table.table_arn}/index/{LIST_INDEX}"
+    def index_arns(self) -> list[str]:
+        """The ARNs of the list indexes, each by name (not `index/*`)."""
+        return [f"{self.table.table_arn}/index/{index}" for index, _ in LIST_INDEXES]
 
     @property
     def lease_index_arn(self) -> str:

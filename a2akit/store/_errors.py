@@ -1,6 +1,10 @@
-"""DynamoDB's failures as the kit's errors: the one place botocore exceptions are translated.
+"""DynamoDB's failures as the kit's errors: the one place client exceptions are translated.
 
-    botocore ClientError
+Both clients the store runs on fail the same way: botocore's, and the kit's own (`_client`,
+used on Lambda), whose two exceptions are defined here; its `DynamoDBError` carries
+botocore's response shape.
+
+    botocore ClientError, DynamoDBError
     ├── TransactionCanceledException   what the writer makes of the `Cancellation`
     │                                  (VersionConflictError, DuplicateMessageError), else
     │                                  UnavailableError when throttled or conflicting,
@@ -8,26 +12,47 @@
     ├── ConditionalCheckFailed         (one-item write) the same, as a one-item Cancellation
     ├── throttling, service errors     UnavailableError (the client already retried them)
     └── anything else                  InternalError (logged, not sent)
-    ConnectionError, HTTPClientError   UnavailableError
+    ConnectionError, HTTPClientError,
+    ConnectionFailure                  UnavailableError
     any other BotoCoreError            InternalError (logged)
 
-Every error raised here is chained `from` the botocore exception.
+Every error raised here is chained `from` the client's exception. botocore is never imported
+here: when it is not loaded, none of its exceptions can be raised.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-import botocore.exceptions
-
 from a2akit.errors import InternalError, UnavailableError
 
-__all__ = ["Cancellation", "Interpret", "translated"]
+__all__ = [
+    "Cancellation",
+    "ConnectionFailure",
+    "DynamoDBError",
+    "Interpret",
+    "error_code",
+    "translated",
+]
 
 log = logging.getLogger("a2akit.store.dynamodb")
+
+class DynamoDBError(Exception):
+    """DynamoDB answered with an error. `response` is shaped like botocore's ClientError's."""
+
+    def __init__(self, code: str, message: str, response: dict[str, Any]) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.response = response
+
+
+class ConnectionFailure(Exception):
+    """DynamoDB could not be reached (connect, send or read failed, every attempt)."""
+
 
 # Error codes that outlived the client's retries but say nothing about the request: the
 # caller may retry later (HTTP 503 / gRPC UNAVAILABLE).
@@ -87,34 +112,47 @@ def translated(call: str, interpret: Interpret | None = None) -> Iterator[None]:
     throttling and connection failures, InternalError for anything else."""
     try:
         yield
-    except botocore.exceptions.ClientError as exc:
-        raise _client_error(exc, call, interpret) from exc
-    except (
-        botocore.exceptions.ConnectionError,
-        botocore.exceptions.HTTPClientError,
-    ) as exc:
+    except DynamoDBError as exc:
+        raise _client_error(exc, exc.response, call, interpret) from exc
+    except ConnectionFailure as exc:
         raise UnavailableError() from exc
-    except botocore.exceptions.BotoCoreError as exc:
-        log.error("DynamoDB %s failed: %s", call, exc)
-        raise InternalError() from exc
+    except Exception as exc:
+        botocore = sys.modules.get("botocore.exceptions")
+        if botocore is None:
+            raise
+        if isinstance(exc, botocore.ClientError):
+            raise _client_error(exc, exc.response, call, interpret) from exc
+        if isinstance(exc, botocore.ConnectionError | botocore.HTTPClientError):
+            raise UnavailableError() from exc
+        if isinstance(exc, botocore.BotoCoreError):
+            log.error("DynamoDB %s failed: %s", call, exc)
+            raise InternalError() from exc
+        raise
 
 
-def _client_error(
-    exc: botocore.exceptions.ClientError, call: str, interpret: Interpret | None
-) -> Exception:
-    code = exc.response.get("Error", {}).get("Code", "")
+def error_code(exc: BaseException) -> str:
+    """The service's error code of a client exception ("" for anything else)."""
+    response = getattr(exc, "response", None)
+    if isinstance(response, Mapping):
+        return str(response.get("Error", {}).get("Code", ""))
+    return ""
+
+
+def _client_error(exc: Exception, response: Mapping[str, Any], call: str,
+                  interpret: Interpret | None) -> Exception:
+    code = response.get("Error", {}).get("Code", "")
     if code == "ConditionalCheckFailedException" and interpret is not None:
         # A single conditional write: its failed condition, and the old item if it was asked
         # for (ReturnValuesOnConditionCheckFailure), read like one transaction item's.
         reason: dict[str, Any] = {"Code": "ConditionalCheckFailed"}
-        item: Any = exc.response.get("Item")
+        item: Any = response.get("Item")
         if item is not None:
             reason["Item"] = item
         error = interpret(Cancellation([reason]))
         if error is not None:
             return error
     if code == "TransactionCanceledException":
-        reasons: Any = exc.response.get("CancellationReasons", [])
+        reasons: Any = response.get("CancellationReasons", [])
         cancellation = Cancellation(reasons)
         error = None if interpret is None else interpret(cancellation)
         if error is not None:

@@ -217,3 +217,8 @@ class TaskStore(abc.ABC):
 
     async def close(self) -> None:  # noqa: B027 - optional hook
         """Release connections; the default store holds none."""
+
+    def after_restore(self) -> None:  # noqa: B027 - optional hook
+        """Drop what copies restored from one snapshot (Lambda SnapStart) must not share:
+        open connections, fetched credentials. The store stays usable; the default store
+        holds none."""

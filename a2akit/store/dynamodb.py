@@ -4,7 +4,9 @@ The table, its key layout and size limits are `a2akit.store.table`; botocore err
 the kit's in `a2akit.store._errors`; the ListTasks order and page tokens are
 `a2akit.store.cursor`, shared with the embedded store. See docs/store.md.
 
-The boto3 client is synchronous; every call runs in a worker thread (`asyncio.to_thread`).
+The store runs on boto3's low-level client or on the kit's own (`_client`, what `env_client`
+gives on Lambda: no botocore at cold start); both are synchronous, and every call runs in a
+worker thread (`asyncio.to_thread`).
 """
 
 from __future__ import annotations
@@ -12,20 +14,21 @@ from __future__ import annotations
 import asyncio
 import builtins
 import collections
-import contextlib
 import logging
+import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
-
-import botocore.config
 
 from a2akit.errors import InternalError, InvalidParamsError, UnavailableError
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.states import is_terminal
 from a2akit.store import cursor, table
-from a2akit.store._errors import Cancellation, Interpret, translated
+from a2akit.store._client import Client, default_endpoint
+from a2akit.store._credentials import credential_source
+from a2akit.store._errors import Cancellation, Interpret, error_code, translated
+from a2akit.store._listing import list_tasks
 from a2akit.store.base import (
     DuplicateMessageError,
     Lease,
@@ -41,9 +44,10 @@ from a2akit.store.base import (
 from a2akit.store.table import Item
 
 if TYPE_CHECKING:
+    import botocore.config
     from mypy_boto3_dynamodb.client import DynamoDBClient
 
-__all__ = ["DynamoDBStore", "client_config", "make_client"]
+__all__ = ["DynamoDBStore", "client_config", "env_client", "make_client"]
 
 log = logging.getLogger(__name__)
 
@@ -52,8 +56,13 @@ _CACHE_SIZE = 4096
 T = TypeVar("T")
 
 
-def client_config(max_attempts: int = 5) -> botocore.config.Config:
+_MAX_ATTEMPTS = 5
+
+
+def client_config(max_attempts: int = _MAX_ATTEMPTS) -> botocore.config.Config:
     """Retries with backoff; `standard` mode retries throttling and transient errors."""
+    import botocore.config
+
     return botocore.config.Config(
         retries={"mode": "standard", "total_max_attempts": max_attempts},
         connect_timeout=3,
@@ -72,6 +81,25 @@ def make_client(
     )
 
 
+def env_client(endpoint_url: str | None = None,
+               environ: Mapping[str, str] | None = None) -> Client | None:
+    """The kit's own client when the environment names credentials (static keys or a
+    container credentials endpoint, as Lambda and ECS do) and a region; None otherwise
+    (profiles, SSO, instance roles: use `make_client`). The endpoint is `endpoint_url`, else
+    boto3's own variables (AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL), else the region's."""
+    env = os.environ if environ is None else environ
+    credentials = credential_source(env)
+    region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION")
+    variants = ("AWS_USE_FIPS_ENDPOINT", "AWS_USE_DUALSTACK_ENDPOINT")
+    if credentials is None or not region or any(
+            env.get(name, "").lower() == "true" for name in variants):
+        return None
+    if not endpoint_url and env.get("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS", "").lower() != "true":
+        endpoint_url = env.get("AWS_ENDPOINT_URL_DYNAMODB") or env.get("AWS_ENDPOINT_URL")
+    return Client(endpoint_url or default_endpoint(region), region, credentials,
+                  max_attempts=_MAX_ATTEMPTS, connect_timeout=3, read_timeout=10)
+
+
 class DynamoDBStore(TaskStore):
     # A runner re-reads its task this often to notice a cancel from another process.
     poll_interval = 1.0
@@ -79,7 +107,7 @@ class DynamoDBStore(TaskStore):
     def __init__(
         self,
         table_name: str,
-        client: DynamoDBClient,
+        client: DynamoDBClient | Client,
         *,
         retention_days: float = 30,
         owns_client: bool = False,
@@ -121,6 +149,11 @@ class DynamoDBStore(TaskStore):
         if self._owns_client:
             self._client.close()
 
+    def after_restore(self) -> None:
+        # Closing either client only empties its connection pool (and the kit's client
+        # forgets fetched credentials); the next call opens a connection of this copy's own.
+        self._client.close()
+
     async def create_table_if_missing(self) -> None:
         """Create the table (local emulator only: on AWS the CDK stack owns it)."""
         endpoint = self._client.meta.endpoint_url
@@ -129,16 +162,23 @@ class DynamoDBStore(TaskStore):
         try:
             await asyncio.to_thread(self._client.describe_table, TableName=self.table_name)
             return
-        except self._client.exceptions.ResourceNotFoundException:
-            pass
-        with contextlib.suppress(self._client.exceptions.ResourceInUseException):
-            await asyncio.to_thread(
-                self._client.create_table, **table.create_table_kwargs(self.table_name)
-            )
-        waiter = self._client.get_waiter("table_exists")
-        await asyncio.to_thread(
-            waiter.wait, TableName=self.table_name, WaiterConfig={"Delay": 1, "MaxAttempts": 30}
-        )
+        except Exception as exc:
+            if error_code(exc) != "ResourceNotFoundException":
+                raise
+        client: Any = self._client  # either client; the arguments are boto3's
+        try:
+            await asyncio.to_thread(client.create_table, **table.create_table_kwargs(
+                self.table_name))
+        except Exception as exc:
+            if error_code(exc) != "ResourceInUseException":  # created by someone else
+                raise
+        for _ in range(60):
+            described: Any = await asyncio.to_thread(
+                self._client.describe_table, TableName=self.table_name)
+            if described["Table"]["TableStatus"] == "ACTIVE":
+                return
+            await asyncio.sleep(0.5)
+        raise RuntimeError(f"table {self.table_name} did not become active")
 
     # --- tasks -------------------------------------------------------------------------
 
@@ -246,7 +286,7 @@ class DynamoDBStore(TaskStore):
         snapshot: Item = {
             table.PK: {"S": pk},
             table.SK: {"S": table.SNAPSHOT_SK},
-            table.LIST_INDEX_PK: {"S": table.scope_prefix(scope)},
+            table.LIST_INDEX_PK: {"S": table.list_pk(scope, table.list_shard(task.id))},
             table.LIST_INDEX_SK: {"S": table.list_sk(position)},
             "task": {"B": task.SerializeToString()},
             "version": {"N": str(version)},
@@ -255,6 +295,8 @@ class DynamoDBStore(TaskStore):
             "state": {"N": str(int(task.status.state))},
             "context_id": {"S": task.context_id},
         }
+        if task.context_id:
+            snapshot[table.CONTEXT_INDEX_PK] = {"S": table.context_pk(scope, task.context_id)}
         if expires is not None:
             snapshot[table.TTL_ATTRIBUTE] = {"N": str(expires)}
         elif lease is not None:
@@ -424,75 +466,7 @@ class DynamoDBStore(TaskStore):
     # --- listing -----------------------------------------------------------------------
 
     async def list(self, scope: Scope, query: TaskQuery) -> TaskPage:
-        after = cursor.decode(query.page_token) if query.page_token else None
-        lpk = table.scope_prefix(scope)
-        values: dict[str, Any] = {":lpk": {"S": lpk}}
-        key_condition = "lpk = :lpk"
-        if query.status_after_ms is not None and query.status_after_ms > 0:
-            key_condition += " AND lsk >= :lo"
-            values[":lo"] = {"S": table.list_sk_from(query.status_after_ms)}
-        filters = []
-        if query.context_id:
-            filters.append("context_id = :c")
-            values[":c"] = {"S": query.context_id}
-        if query.state:
-            filters.append("#st = :s")
-            values[":s"] = {"N": str(int(query.state))}
-        base: dict[str, Any] = {
-            "TableName": self.table_name,
-            "IndexName": table.LIST_INDEX,
-            "KeyConditionExpression": key_condition,
-            "ExpressionAttributeValues": values,
-            "ScanIndexForward": False,
-        }
-        if filters:
-            base["FilterExpression"] = " AND ".join(filters)
-            base["ExpressionAttributeNames"] = {"#st": "state"} if query.state else {}
-            if not base["ExpressionAttributeNames"]:
-                del base["ExpressionAttributeNames"]
-        page_size = max(cursor.MIN_PAGE_SIZE, query.page_size)
-
-        kwargs = dict(base)
-        if after is not None:
-            # The key is rebuilt from the caller's scope: the token only holds a position.
-            kwargs["ExclusiveStartKey"] = {
-                table.LIST_INDEX_PK: {"S": lpk},
-                table.LIST_INDEX_SK: {"S": table.list_sk(after)},
-                **table.key(table.task_pk(scope, after.task_id), table.SNAPSHOT_SK),
-            }
-        # One more than a page tells whether another page follows.
-        want = page_size + 1
-        kwargs["Limit"] = want if not filters else min(1000, want * 4)
-        rows: list[tuple[cursor.Position, pb.Task]] = []
-        leases: dict[str, Lease] = {}
-        while len(rows) < want:
-            page = await self._call(self._client.query, **kwargs)
-            for item in page.get("Items", []):
-                task = pb.Task.FromString(item["task"]["B"])
-                rows.append((table.list_position(item, task.id), task))
-                lease = _lease(item)
-                if lease is not None:
-                    leases[task.id] = lease
-            if "LastEvaluatedKey" not in page:
-                break
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
-        more = len(rows) > page_size
-        rows = rows[:page_size]
-        token = cursor.encode(rows[-1][0]) if more and rows else ""
-        total = await self._count(base)
-        return TaskPage([task for _, task in rows], token, total,
-                        {task.id: leases[task.id] for _, task in rows if task.id in leases})
-
-    async def _count(self, base: dict[str, Any]) -> int:
-        """Matching tasks: a COUNT query reads (and bills) every item under the key condition."""
-        kwargs = {**base, "Select": "COUNT"}
-        total = 0
-        while True:
-            page = await self._call(self._client.query, **kwargs)
-            total += page.get("Count", 0)
-            if "LastEvaluatedKey" not in page:
-                return total
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        return await list_tasks(self._call, self._client, self.table_name, scope, query)
 
     # --- push notification configs -----------------------------------------------------
 

@@ -3,15 +3,22 @@
 Messages are stored serialized, so what goes in and what comes out are always copies.
 Writers notify waiters on whatever event loop they wait in (the local server runs the
 JSON-RPC app and the gRPC server in one loop; test clients may use another thread).
+
+ListTasks reads ordered indexes, kept on every write: one sorted list of positions
+(`cursor.Position`, oldest first) per scope, per (scope, context), per (scope, state) and per
+(scope, context, state). Every query names exactly one of them, the status-time bound and the
+page token are two bisections, so a page costs O(log n + page) and its totalSize O(log n),
+and only the page's tasks are decoded.
 """
 
 from __future__ import annotations
 
 import asyncio
+import bisect
 import builtins
 import dataclasses
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.states import is_terminal
@@ -38,6 +45,8 @@ class _Record:
     version: int
     events: list[bytes]
     position: cursor.Position  # taken under the store's lock: positions follow write order
+    context_id: str
+    state: int
     lease: Lease | None = None
     configs: dict[str, bytes] = dataclasses.field(default_factory=dict)
 
@@ -46,6 +55,10 @@ class _Record:
 
 
 _Key = tuple[str, str, str]  # tenant, owner, id
+_IndexKey = tuple[str, str, str, int]  # tenant, owner, context id ("" any), state (0 any)
+# A position as a plain tuple (status ms, write ns, task id): the same order as
+# `cursor.Position`, compared in C by bisect.
+_Sort = tuple[int, int, str]
 
 
 class MemoryStore(TaskStore):
@@ -53,6 +66,7 @@ class MemoryStore(TaskStore):
         self._lock = threading.Lock()
         self._tasks: dict[_Key, _Record] = {}
         self._messages: dict[_Key, str] = {}
+        self._indexes: dict[_IndexKey, list[_Sort]] = {}
         self._waiters: set[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = set()
 
     async def get(self, scope: Scope, task_id: str) -> StoredTask | None:
@@ -75,8 +89,10 @@ class MemoryStore(TaskStore):
             if key in self._tasks:
                 raise VersionConflictError(task.id)
             record = _Record(task.SerializeToString(), 1, [e.SerializeToString() for e in events],
-                             cursor.position(task), _held(task, lease))
+                             cursor.position(task), task.context_id, task.status.state,
+                             _held(task, lease))
             self._tasks[key] = record
+            self._index(scope, record)
             stored = record.stored()
         self._notify()
         return stored
@@ -102,11 +118,14 @@ class MemoryStore(TaskStore):
             ):
                 raise VersionConflictError(task_id)
             self._claim(scope, message_id, task_id)
+            self._unindex(scope, record)
             record.snapshot = task.SerializeToString()
             record.version += 1
             record.events.extend(e.SerializeToString() for e in events)
             record.position = cursor.position(task)
+            record.context_id, record.state = task.context_id, task.status.state
             record.lease = _held(task, lease)
+            self._index(scope, record)
             stored = record.stored()
         self._notify()
         return stored
@@ -129,6 +148,19 @@ class MemoryStore(TaskStore):
                 if record.lease is not None and record.lease.until_ms < now_ms
             )
         return [(Scope(tenant, owner), task_id) for _, (tenant, owner, task_id) in expired][:limit]
+
+    def _index(self, scope: Scope, record: _Record) -> None:
+        sort = _sort(record.position)
+        for key in _index_keys(scope, record):
+            bisect.insort(self._indexes.setdefault(key, []), sort)
+
+    def _unindex(self, scope: Scope, record: _Record) -> None:
+        sort = _sort(record.position)
+        for key in _index_keys(scope, record):
+            positions = self._indexes[key]
+            del positions[bisect.bisect_left(positions, sort)]
+            if not positions:
+                del self._indexes[key]
 
     def _claim(self, scope: Scope, message_id: str | None, task_id: str) -> None:
         if not message_id:
@@ -173,36 +205,24 @@ class MemoryStore(TaskStore):
     async def list(self, scope: Scope, query: TaskQuery) -> TaskPage:
         after = cursor.decode(query.page_token) if query.page_token else None
         with self._lock:
-            rows = [
-                (record.position, record.snapshot)
-                for key, record in self._tasks.items()
-                if key[:2] == (scope.tenant, scope.owner)
-            ]
-            leases = {
-                key[2]: record.lease
-                for key, record in self._tasks.items()
-                if key[:2] == (scope.tenant, scope.owner) and record.lease is not None
-            }
-        matches = []
-        for position, raw in rows:
-            task = _task(raw)
-            if query.context_id and task.context_id != query.context_id:
-                continue
-            if query.state and task.status.state != query.state:
-                continue
-            if query.status_after_ms is not None and position.status_ms < query.status_after_ms:
-                continue
-            matches.append((position, task))
-        matches.sort(key=lambda row: row[0], reverse=True)
-        start = 0
-        if after is not None:
-            start = next((i for i, row in enumerate(matches) if row[0] < after), len(matches))
-        page = matches[start:start + query.page_size]
-        more = start + query.page_size < len(matches)
-        token = cursor.encode(page[-1][0]) if more and page else ""
-        tasks = [task for _, task in page]
-        return TaskPage(tasks, token, len(matches),
-                        {task.id: leases[task.id] for task in tasks if task.id in leases})
+            positions = self._indexes.get(
+                (scope.tenant, scope.owner, query.context_id, query.state), [])
+            low = 0
+            if query.status_after_ms is not None:
+                # Below every position of that millisecond: write stamps are never negative.
+                low = bisect.bisect_left(positions, (query.status_after_ms, -1, ""))
+            high = len(positions) if after is None else bisect.bisect_left(positions,
+                                                                            _sort(after))
+            start = max(low, high - query.page_size)
+            page = positions[start:high][::-1]
+            records = [self._tasks[_key(scope, task_id)] for _, _, task_id in page]
+            raws = [record.snapshot for record in records]
+            leases = {task_id: record.lease for (_, _, task_id), record in zip(page, records,
+                                                                               strict=True)
+                      if record.lease is not None}
+            total = len(positions) - low
+        token = cursor.encode(cursor.Position(*page[-1])) if start > low and page else ""
+        return TaskPage([_task(raw) for raw in raws], token, total, leases)
 
     async def put_push_config(self, scope: Scope, config: pb.TaskPushNotificationConfig) -> None:
         with self._lock:
@@ -240,6 +260,17 @@ def _held(task: pb.Task, lease: Lease | None) -> Lease | None:
 
 def _key(scope: Scope, item_id: str) -> _Key:
     return (scope.tenant, scope.owner, item_id)
+
+
+def _sort(position: cursor.Position) -> _Sort:
+    return (position.status_ms, position.write_ns, position.task_id)
+
+
+def _index_keys(scope: Scope, record: _Record) -> Iterator[_IndexKey]:
+    """The four indexes a task is in: any/its context, times any/its state."""
+    for context_id in {"", record.context_id}:
+        for state in {0, record.state}:
+            yield (scope.tenant, scope.owner, context_id, state)
 
 
 def _task(raw: bytes) -> pb.Task:

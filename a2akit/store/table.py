@@ -11,8 +11,16 @@ scopes share a key (docs/store.md):
     <scope>#TASK#<task id>      PUSH#<config id>        one push notification config
     <scope>#MSG#<message id>    MSG                     idempotency claim: the task id
 
-The list index `by_status_time`: ``lpk`` = ``<scope>``, ``lsk`` = the task's `Position`
-(``<status ms, 15 digits>#<write ns, 20 digits>#<task id>``); only snapshots carry them.
+Two list indexes share the sort key ``lsk``, the task's `Position`
+(``<status ms, 15 digits>#<write ns, 20 digits>#<task id>``), and project only the task
+state; only snapshots carry their keys:
+
+    index             partition key                      answers
+    list_by_scope     lpk = <scope>#L#<shard>            ListTasks without a context filter
+    list_by_context   cpk = <scope>#C#<context id>       ListTasks filtered by context
+
+The scope's tasks are spread over `LIST_SHARDS` partitions of the first index by a hash of
+the task id, so one owner's write rate is not capped by one partition (docs/store.md).
 
 The lease index `by_lease` (sparse, keys only): ``lease_shard`` = ``L#<0..3>`` (from the task
 key), ``lease_until`` = epoch ms. Only a snapshot whose task is leased carries them, and a
@@ -32,6 +40,8 @@ from a2akit.store.base import Scope
 from a2akit.store.cursor import STATUS_MS_DIGITS, WRITE_NS_DIGITS, Position
 
 __all__ = [
+    "CONTEXT_INDEX",
+    "CONTEXT_INDEX_PK",
     "LAST_EVENT_SK",
     "LEASE_INDEX",
     "LEASE_OWNER",
@@ -39,8 +49,11 @@ __all__ = [
     "LEASE_SHARDS",
     "LEASE_UNTIL",
     "LIST_INDEX",
+    "LIST_INDEXES",
     "LIST_INDEX_PK",
     "LIST_INDEX_SK",
+    "LIST_PROJECTED",
+    "LIST_SHARDS",
     "MAX_ITEM_BYTES",
     "MAX_TRANSACTION_BYTES",
     "MAX_TRANSACTION_ITEMS",
@@ -53,12 +66,15 @@ __all__ = [
     "Item",
     "check_size",
     "check_transaction",
+    "context_pk",
     "create_table_kwargs",
     "event_sk",
     "item_size",
     "key",
     "lease_shard",
+    "list_pk",
     "list_position",
+    "list_shard",
     "list_sk",
     "list_sk_from",
     "message_pk",
@@ -70,9 +86,18 @@ __all__ = [
 
 PK = "pk"
 SK = "sk"
-LIST_INDEX = "by_status_time"
-LIST_INDEX_PK = "lpk"  # the scope of a task snapshot item
+LIST_INDEX = "list_by_scope"
+LIST_INDEX_PK = "lpk"  # the scope and the task's shard
+CONTEXT_INDEX = "list_by_context"
+CONTEXT_INDEX_PK = "cpk"  # the scope and the task's context id
 LIST_INDEX_SK = "lsk"  # the task's Position, fixed width: newest first when reversed
+LIST_INDEXES = ((LIST_INDEX, LIST_INDEX_PK), (CONTEXT_INDEX, CONTEXT_INDEX_PK))
+# Index items hold their keys and these attributes only: small items keep the reads that
+# count (totalSize) and the index writes cheap; a page's tasks are then read by key.
+LIST_PROJECTED = ("state",)
+# Partitions of one scope in the list index. A partition key takes about 1,000 writes/s;
+# each shard is one. Fixed for the life of a table: the readers query exactly these.
+LIST_SHARDS = 8
 TTL_ATTRIBUTE = "expires_at"
 LEASE_INDEX = "by_lease"
 LEASE_SHARD = "lease_shard"  # present only while the task is leased: the index is sparse
@@ -102,7 +127,7 @@ def create_table_kwargs(table_name: str) -> dict[str, Any]:
         "BillingMode": "PAY_PER_REQUEST",
         "AttributeDefinitions": [
             *({"AttributeName": name, "AttributeType": "S"}
-              for name in (PK, SK, LIST_INDEX_PK, LIST_INDEX_SK, LEASE_SHARD)),
+              for name in (PK, SK, LIST_INDEX_PK, LIST_INDEX_SK, CONTEXT_INDEX_PK, LEASE_SHARD)),
             {"AttributeName": LEASE_UNTIL, "AttributeType": "N"},
         ],
         "KeySchema": [
@@ -110,14 +135,20 @@ def create_table_kwargs(table_name: str) -> dict[str, Any]:
             {"AttributeName": SK, "KeyType": "RANGE"},
         ],
         "GlobalSecondaryIndexes": [
-            {
-                "IndexName": LIST_INDEX,
-                "KeySchema": [
-                    {"AttributeName": LIST_INDEX_PK, "KeyType": "HASH"},
-                    {"AttributeName": LIST_INDEX_SK, "KeyType": "RANGE"},
-                ],
-                "Projection": {"ProjectionType": "ALL"},
-            },
+            *(
+                {
+                    "IndexName": index,
+                    "KeySchema": [
+                        {"AttributeName": partition, "KeyType": "HASH"},
+                        {"AttributeName": LIST_INDEX_SK, "KeyType": "RANGE"},
+                    ],
+                    "Projection": {
+                        "ProjectionType": "INCLUDE",
+                        "NonKeyAttributes": list(LIST_PROJECTED),
+                    },
+                }
+                for index, partition in LIST_INDEXES
+            ),
             {
                 "IndexName": LEASE_INDEX,
                 "KeySchema": [
@@ -182,6 +213,19 @@ def key(pk: str, sk: str) -> Item:
     return {PK: {"S": pk}, SK: {"S": sk}}
 
 
+def list_shard(task_id: str) -> int:
+    """The list index shard of a task: a stable hash, so a task never changes shard."""
+    return zlib.crc32(task_id.encode()) % LIST_SHARDS
+
+
+def list_pk(scope: Scope, shard: int) -> str:
+    return f"{scope_prefix(scope)}#L#{shard}"
+
+
+def context_pk(scope: Scope, context_id: str) -> str:
+    return f"{scope_prefix(scope)}#C#{_enc(context_id)}"
+
+
 def list_sk(position: Position) -> str:
     return (f"{position.status_ms:0{STATUS_MS_DIGITS}d}#{position.write_ns:0{WRITE_NS_DIGITS}d}"
             f"#{_enc(position.task_id)}")
@@ -192,10 +236,10 @@ def list_sk_from(status_ms: int) -> str:
     return f"{status_ms:0{STATUS_MS_DIGITS}d}"
 
 
-def list_position(item: Item, task_id: str) -> Position:
-    """The position a snapshot item's `lsk` holds (the task id is the snapshot's own)."""
-    status_ms, stamp, _ = item[LIST_INDEX_SK]["S"].split("#", 2)
-    return Position(int(status_ms), int(stamp), task_id)
+def list_position(lsk: str) -> Position:
+    """The position an `lsk` holds."""
+    status_ms, stamp, task_id = lsk.split("#", 2)
+    return Position(int(status_ms), int(stamp), unquote(task_id))
 
 
 # --- sizes -----------------------------------------------------------------------------

@@ -38,3 +38,19 @@ def test_bundle_requirements_are_the_runtime_dependencies_minus_boto3() -> None:
     pyproject = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text())
     runtime = [d for d in pyproject["project"]["dependencies"] if not d.startswith("boto3")]
     assert sorted(REQUIREMENTS) == sorted(runtime)
+
+
+def test_bundle_bytecode_is_checked_by_hash(tmp_path: Any) -> None:
+    # Lambda's code folder is read-only and a zip keeps no reliable times: the bytecode the
+    # bundle ships must be used without looking at the sources' times.
+    import importlib.util
+    import sys
+
+    from infra.bundle import compile_bytecode
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "mod.py").write_text("VALUE = 1\n")
+    compile_bytecode(tmp_path, sys.executable)
+    cached = tmp_path / "pkg" / importlib.util.cache_from_source("mod.py")
+    flags = int.from_bytes(cached.read_bytes()[4:8], "little")
+    assert flags == 0b01  # hash-based, unchecked (PEP 552)

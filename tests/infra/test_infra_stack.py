@@ -15,6 +15,7 @@ from a2akit.store.table import (
     LIST_INDEX,
     LIST_INDEX_PK,
     LIST_INDEX_SK,
+    LIST_INDEXES,
     PK,
     SK,
     TTL_ATTRIBUTE,
@@ -22,7 +23,7 @@ from a2akit.store.table import (
 )
 from infra.config import ConfigError, DeployConfig
 from infra.grpc_service import GRPC_HEALTH_CHECK_PATH, HTTPS_PORT
-from infra.jsonrpc_api import HANDLER
+from infra.jsonrpc_api import ALIAS, HANDLER
 from infra.table import DATA_ACTIONS, INDEX_ACTIONS
 
 Synth = Callable[..., tuple[Any, Template, Path]]
@@ -73,7 +74,9 @@ def test_table_matches_the_store_definition(template: Template) -> None:
         },
     )
     assert {k["AttributeName"] for k in store["KeySchema"]} == {PK, SK}
-    assert [i["IndexName"] for i in store["GlobalSecondaryIndexes"]] == [LIST_INDEX, LEASE_INDEX]
+    assert [i["IndexName"] for i in store["GlobalSecondaryIndexes"]] == [
+        *(index for index, _ in LIST_INDEXES), LEASE_INDEX]
+    assert LIST_INDEXES[0][0] == LIST_INDEX
     assert store["GlobalSecondaryIndexes"][0]["KeySchema"] == [
         {"AttributeName": LIST_INDEX_PK, "KeyType": "HASH"},
         {"AttributeName": LIST_INDEX_SK, "KeyType": "RANGE"},
@@ -130,6 +133,37 @@ def test_http_api_and_function_url_front_the_lambda(template: Template) -> None:
     template.has_resource_properties(
         "AWS::Lambda::Url", {"AuthType": "NONE", "InvokeMode": "BUFFERED"}
     )
+
+
+def test_snapstart_on_published_versions_and_callers_reach_the_alias(
+    template: Template,
+) -> None:
+    function_id = _logical_id(template, "AWS::Lambda::Function",
+                              lambda r: r["Properties"].get("Handler") == HANDLER)
+    assert _function(template, HANDLER)["SnapStart"] == {"ApplyOn": "PublishedVersions"}
+    # Only the JSON-RPC function: the worker and the sweeper run without SnapStart.
+    others = [r["Properties"] for r in template.find_resources("AWS::Lambda::Function").values()
+              if r["Properties"].get("Handler") != HANDLER]
+    assert others and not any("SnapStart" in p for p in others)
+    version_id = _logical_id(template, "AWS::Lambda::Version")
+    template.has_resource_properties(
+        "AWS::Lambda::Version", {"FunctionName": {"Ref": function_id}}
+    )
+    alias_id = _logical_id(template, "AWS::Lambda::Alias")
+    template.has_resource_properties(
+        "AWS::Lambda::Alias",
+        {
+            "Name": ALIAS,
+            "FunctionName": {"Ref": function_id},
+            "FunctionVersion": {"Fn::GetAtt": [version_id, "Version"]},
+        },
+    )
+    # SnapStart never applies to $LATEST: the API and the URL must invoke the alias.
+    integration = _only(template, "AWS::ApiGatewayV2::Integration")["Properties"]
+    assert integration["IntegrationUri"] == {"Ref": alias_id}
+    url = _only(template, "AWS::Lambda::Url")["Properties"]
+    assert url["TargetFunctionArn"] == {"Fn::GetAtt": [function_id, "Arn"]}
+    assert url["Qualifier"] == ALIAS
 
 
 # --- gRPC on Fargate behind the ALB ------------------------------------------------------
@@ -221,7 +255,7 @@ def test_table_grants_name_the_table_and_its_indexes_only(template: Template) ->
     table_arn = {"Fn::GetAtt": [table_id, "Arn"]}
     statements = _table_statements(template)
     # The table for each of the four roles (JSON-RPC, worker, sweeper, ECS task); indexes
-    # for the JSON-RPC (list), the sweeper (lease) and the container (both).
+    # for the JSON-RPC (the two list indexes), the sweeper (lease) and the container (all).
     assert len(statements) == 7
     index_grants = []
     for statement in statements:
@@ -235,8 +269,9 @@ def test_table_grants_name_the_table_and_its_indexes_only(template: Template) ->
             index_grants.append(resources)
         assert "dynamodb:Scan" not in actions
         assert not any(a.endswith("*") for a in actions)
-    lists, leases = _index_arn(template, LIST_INDEX), _index_arn(template, LEASE_INDEX)
-    assert sorted(index_grants, key=len) == [[lists], [leases], [lists, leases]]
+    lists = [_index_arn(template, index) for index, _ in LIST_INDEXES]
+    leases = [_index_arn(template, LEASE_INDEX)]
+    assert sorted(index_grants, key=len) == [leases, lists, lists + leases]
 
 
 # --- alarms and outputs ------------------------------------------------------------------

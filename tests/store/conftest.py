@@ -3,22 +3,31 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
 
 import pytest
 
 from a2akit.store.base import Scope, TaskStore
-from a2akit.store.dynamodb import DynamoDBStore
+from a2akit.store.dynamodb import DynamoDBStore, env_client
 from a2akit.store.memory import MemoryStore
 
 TABLE = "a2akit-test"  # the session's table (tests/conftest.py: ddb_endpoint, ddb_client)
 
 
-@pytest.fixture(params=["memory", pytest.param("dynamodb", marks=pytest.mark.slow)])
-def store(request: pytest.FixtureRequest) -> TaskStore:
+@pytest.fixture(params=["memory", pytest.param("dynamodb", marks=pytest.mark.slow),
+                        pytest.param("dynamodb-kit-client", marks=pytest.mark.slow)])
+def store(request: pytest.FixtureRequest) -> Iterator[TaskStore]:
+    """The embedded store, and the DynamoDB store on boto3's client and on the kit's own
+    (what Lambda uses)."""
     if request.param == "memory":
-        return MemoryStore()
-    client = request.getfixturevalue("ddb_client")
-    return DynamoDBStore(TABLE, client)
+        yield MemoryStore()
+    elif request.param == "dynamodb":
+        yield DynamoDBStore(TABLE, request.getfixturevalue("ddb_client"))
+    else:
+        client = env_client(request.getfixturevalue("ddb_endpoint"))
+        assert client is not None  # the dummy credentials and region are in the environment
+        yield DynamoDBStore(TABLE, client)
+        client.close()
 
 
 @pytest.fixture

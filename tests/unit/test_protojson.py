@@ -119,7 +119,7 @@ def test_required_fields_are_the_annotated_ones() -> None:
     names = [f.json_name for f in required_fields(pb.Message.DESCRIPTOR)]
     assert names == ["messageId", "role", "parts"]
     assert [f.json_name for f in required_fields(pb.GetTaskRequest.DESCRIPTOR)] == ["id"]
-    assert required_fields(pb.ListTasksRequest.DESCRIPTOR) == []
+    assert required_fields(pb.ListTasksRequest.DESCRIPTOR) == ()
 
 
 # --- every field as its proto type says ------------------------------------------------------
@@ -165,3 +165,18 @@ def test_bytes_accept_both_base64_alphabets_padded_or_not(raw: str, decoded: byt
 def test_integers_may_be_numeric_strings_or_integral_numbers() -> None:
     for value in (3, "3", 3.0, "3e0"):
         assert from_json({"historyLength": value}, pb.GetTaskRequest).history_length == 3
+
+
+def test_required_fields_are_computed_once_even_when_none() -> None:
+    class Descriptor:
+        full_name = "test.NothingRequired"
+        reads = 0
+
+        @property
+        def fields(self) -> list[Any]:
+            Descriptor.reads += 1
+            return []
+
+    for _ in range(3):
+        assert required_fields(Descriptor()) == ()
+    assert Descriptor.reads == 1

@@ -1,0 +1,308 @@
+"""A DynamoDB client without botocore, for Lambda's cold start: JSON over HTTPS, SigV4, retries.
+
+`import boto3` and `boto3.client("dynamodb")` cost about 250 ms of a Lambda cold start here
+(botocore's imports and its service model), far more than the rest of the kit. DynamoDB's
+API is small JSON over one POST, so this client speaks it directly with the standard library:
+
+- the methods the store calls (`get_item`, `query`, `transact_write_items`, ...) take and
+  return exactly what boto3's low-level client does (attribute values as dicts, `B` as
+  bytes), so `DynamoDBStore` works with either;
+- requests are signed with SigV4 (the signing key is derived once per day and region);
+- retries follow botocore's standard mode: throttling, transient errors, 5xx and connection
+  failures, up to `max_attempts` calls in all, with jittered exponential backoff;
+- each thread keeps one keep-alive connection (the store calls from worker threads);
+  `close()` drops them all, and the next call opens a new one (SnapStart restores);
+- errors are `_errors.DynamoDBError` (the service answered with an error; `response` has
+  botocore's shape: `Error.Code`, `CancellationReasons`) or `_errors.ConnectionFailure`;
+  `_errors.translated` turns both into the kit's errors, like botocore's.
+
+Credentials come from the environment (`_credentials`). `dynamodb.env_client` builds this
+client when the environment names credentials and a region; anywhere else (profiles, SSO,
+instance roles) the store uses boto3.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import datetime
+import hashlib
+import hmac
+import http.client
+import json
+import random
+import threading
+import time
+import urllib.parse
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from a2akit.store._credentials import CredentialSource
+from a2akit.store._errors import ConnectionFailure, DynamoDBError
+
+__all__ = ["Client", "default_endpoint"]
+
+_TARGET = "DynamoDB_20120810."
+_CONTENT_TYPE = "application/x-amz-json-1.0"
+_SERVICE = "dynamodb"
+# botocore's standard retry mode: what is retried.
+_RETRY_CODES = frozenset({
+    "Throttling", "ThrottlingException", "ThrottledException", "RequestThrottledException",
+    "TooManyRequestsException", "ProvisionedThroughputExceededException",
+    "TransactionInProgressException", "RequestLimitExceeded", "BandwidthLimitExceeded",
+    "LimitExceededException", "RequestThrottled", "SlowDown", "PriorRequestNotComplete",
+    "RequestTimeout", "RequestTimeoutException", "InternalServerError", "ServiceUnavailable",
+})
+_RETRY_STATUS = frozenset({500, 502, 503, 504})
+_BASE_DELAY = 0.05  # DynamoDB's retry base (botocore's legacy mode uses it too)
+_MAX_DELAY = 20.0
+
+
+def default_endpoint(region: str) -> str:
+    suffix = "amazonaws.com.cn" if region.startswith("cn-") else "amazonaws.com"
+    return f"https://dynamodb.{region}.{suffix}"
+
+
+class _Meta:
+    def __init__(self, endpoint_url: str, region_name: str) -> None:
+        self.endpoint_url = endpoint_url
+        self.region_name = region_name
+
+
+class Client:
+    """The subset of boto3's DynamoDB client the store uses. Thread-safe."""
+
+    def __init__(self, endpoint_url: str, region: str, credentials: CredentialSource, *,
+                 max_attempts: int = 5, connect_timeout: float = 3,
+                 read_timeout: float = 10) -> None:
+        url = urllib.parse.urlsplit(endpoint_url)
+        if url.scheme not in ("http", "https") or not url.hostname:
+            raise ValueError(f"not an endpoint URL: {endpoint_url!r}")
+        self.meta = _Meta(endpoint_url, region)
+        self._https = url.scheme == "https"
+        self._host = url.hostname
+        self._port = url.port
+        self._host_header = url.netloc
+        self._region = region
+        self._credentials = credentials
+        self._max_attempts = max_attempts
+        self._connect_timeout = connect_timeout
+        self._read_timeout = read_timeout
+        self._local = threading.local()
+        self._generation = 0  # bumped by close(): every thread reconnects
+        self._open: set[http.client.HTTPConnection] = set()  # every thread's, for close()
+        self._open_lock = threading.Lock()
+        self._keys: tuple[str, str, bytes] | None = None  # (secret, date, signing key)
+
+    # --- the operations the store uses ------------------------------------------------------
+
+    def get_item(self, **params: Any) -> dict[str, Any]:
+        return self.call("GetItem", params)
+
+    def put_item(self, **params: Any) -> dict[str, Any]:
+        return self.call("PutItem", params)
+
+    def update_item(self, **params: Any) -> dict[str, Any]:
+        return self.call("UpdateItem", params)
+
+    def delete_item(self, **params: Any) -> dict[str, Any]:
+        return self.call("DeleteItem", params)
+
+    def query(self, **params: Any) -> dict[str, Any]:
+        return self.call("Query", params)
+
+    def transact_write_items(self, **params: Any) -> dict[str, Any]:
+        return self.call("TransactWriteItems", params)
+
+    def batch_write_item(self, **params: Any) -> dict[str, Any]:
+        return self.call("BatchWriteItem", params)
+
+    def batch_get_item(self, **params: Any) -> dict[str, Any]:
+        return self.call("BatchGetItem", params)
+
+    def describe_table(self, **params: Any) -> dict[str, Any]:
+        return self.call("DescribeTable", params)
+
+    def create_table(self, **params: Any) -> dict[str, Any]:
+        return self.call("CreateTable", params)
+
+    def __del__(self) -> None:
+        # A call still in flight when its owner closed the client (a background task of a
+        # finished request, say) may have opened one more connection: close it with us.
+        with contextlib.suppress(Exception):
+            self.close()
+
+    def close(self) -> None:
+        """Close every thread's connection and forget fetched credentials; later calls open
+        new connections and fetch again."""
+        self._credentials.reset()
+        with self._open_lock:
+            self._generation += 1
+            connections, self._open = self._open, set()
+        for connection in connections:
+            connection.close()
+
+    # --- one call -----------------------------------------------------------------------------
+
+    def call(self, operation: str, params: Mapping[str, Any]) -> dict[str, Any]:
+        """Raises DynamoDBError or ConnectionFailure once the retries are spent."""
+        if operation == "TransactWriteItems" and "ClientRequestToken" not in params:
+            # As botocore does: a retried transaction (say, after a lost response) is then
+            # applied once, not twice.
+            params = {**params, "ClientRequestToken": str(uuid.uuid4())}
+        body = json.dumps(params, separators=(",", ":"), default=_blob).encode()
+        for attempt in range(self._max_attempts):
+            last = attempt == self._max_attempts - 1
+            try:
+                status, data = self._send(operation, body)
+            except (OSError, http.client.HTTPException) as exc:
+                self._drop()
+                if last:
+                    raise ConnectionFailure(f"DynamoDB {operation}: {exc}") from exc
+            else:
+                if status == 200:
+                    result: dict[str, Any] = json.loads(data, object_hook=_blobs)
+                    return result
+                error = _error(status, data)
+                if last or not (error.code in _RETRY_CODES or status in _RETRY_STATUS):
+                    raise error
+            time.sleep(random.random() * min(_MAX_DELAY, _BASE_DELAY * 2**attempt))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _send(self, operation: str, body: bytes) -> tuple[int, bytes]:
+        headers = self._signed_headers(operation, body)
+        connection = self._connection()
+        connection.request("POST", "/", body, headers)
+        response = connection.getresponse()
+        data = response.read()
+        if response.will_close:
+            self._drop()
+        return response.status, data
+
+    def _connection(self) -> http.client.HTTPConnection:
+        local = self._local
+        connection: http.client.HTTPConnection | None = getattr(local, "connection", None)
+        if connection is None or local.generation != self._generation:
+            if connection is not None:
+                self._forget(connection)
+            connection = self._connect()
+            with self._open_lock:
+                self._open.add(connection)
+                local.connection, local.generation = connection, self._generation
+        return connection
+
+    def _connect(self) -> http.client.HTTPConnection:
+        connection: http.client.HTTPConnection
+        if self._https:
+            connection = http.client.HTTPSConnection(
+                self._host, self._port, timeout=self._connect_timeout, context=_tls_context())
+        else:
+            connection = http.client.HTTPConnection(self._host, self._port,
+                                                    timeout=self._connect_timeout)
+        connection.connect()
+        if connection.sock is not None:
+            connection.sock.settimeout(self._read_timeout)
+        return connection
+
+    def _drop(self) -> None:
+        connection = getattr(self._local, "connection", None)
+        if connection is not None:
+            self._forget(connection)
+            self._local.connection = None
+
+    def _forget(self, connection: http.client.HTTPConnection) -> None:
+        connection.close()
+        with self._open_lock:
+            self._open.discard(connection)
+
+    # --- SigV4 --------------------------------------------------------------------------------
+
+    def _signed_headers(self, operation: str, body: bytes,
+                        now: datetime.datetime | None = None) -> dict[str, str]:
+        credentials = self._credentials.get()
+        now = now or datetime.datetime.now(datetime.UTC)
+        amz_date = now.strftime("%Y%m%dT%H%M%SZ")
+        date = amz_date[:8]
+        headers = {
+            "content-type": _CONTENT_TYPE,
+            "host": self._host_header,
+            "x-amz-date": amz_date,
+            "x-amz-target": _TARGET + operation,
+        }
+        if credentials.token:
+            headers["x-amz-security-token"] = credentials.token
+        signed = ";".join(sorted(headers))
+        canonical = "\n".join((
+            "POST", "/", "",
+            "".join(f"{name}:{headers[name]}\n" for name in sorted(headers)),
+            signed, hashlib.sha256(body).hexdigest(),
+        ))
+        scope = f"{date}/{self._region}/{_SERVICE}/aws4_request"
+        to_sign = "\n".join(("AWS4-HMAC-SHA256", amz_date, scope,
+                             hashlib.sha256(canonical.encode()).hexdigest()))
+        signature = hmac.new(self._signing_key(credentials.secret_key, date), to_sign.encode(),
+                             hashlib.sha256).hexdigest()
+        headers["authorization"] = (
+            f"AWS4-HMAC-SHA256 Credential={credentials.access_key}/{scope}, "
+            f"SignedHeaders={signed}, Signature={signature}")
+        return headers
+
+    def _signing_key(self, secret: str, date: str) -> bytes:
+        keys = self._keys
+        if keys is not None and keys[0] == secret and keys[1] == date:
+            return keys[2]
+        key = ("AWS4" + secret).encode()
+        for part in (date, self._region, _SERVICE, "aws4_request"):
+            key = hmac.new(key, part.encode(), hashlib.sha256).digest()
+        self._keys = (secret, date, key)
+        return key
+
+
+def _blob(value: object) -> str:
+    """JSON for binary attribute values (`B`, `BS`): base64, as the wire format has it."""
+    if isinstance(value, bytes | bytearray | memoryview):
+        return base64.b64encode(value).decode()
+    raise TypeError(f"cannot send {type(value).__name__} to DynamoDB")
+
+
+def _blobs(obj: dict[str, Any]) -> dict[str, Any]:
+    """Decode binary attribute values in a response back to bytes, as boto3 returns them."""
+    if len(obj) == 1:
+        if isinstance(obj.get("B"), str):
+            return {"B": base64.b64decode(obj["B"])}
+        if isinstance(obj.get("BS"), list):
+            return {"BS": [base64.b64decode(v) for v in obj["BS"]]}
+    return obj
+
+
+def _error(status: int, data: bytes) -> DynamoDBError:
+    try:
+        body = json.loads(data, object_hook=_blobs) if data else {}
+    except ValueError:
+        body = {}
+    if not isinstance(body, dict):
+        body = {}
+    code = str(body.get("__type", "")).rsplit("#", 1)[-1] or f"HTTP{status}"
+    message = str(body.get("message") or body.get("Message") or "")
+    response: dict[str, Any] = {"Error": {"Code": code, "Message": message},
+                                "ResponseMetadata": {"HTTPStatusCode": status}}
+    if "CancellationReasons" in body:
+        response["CancellationReasons"] = body["CancellationReasons"]
+    if isinstance(body.get("Item"), dict):
+        # ReturnValuesOnConditionCheckFailure: the item as it was, as botocore returns it.
+        response["Item"] = body["Item"]
+    return DynamoDBError(code, message, response)
+
+
+_TLS: Any = None
+
+
+def _tls_context() -> Any:
+    """One verifying TLS context per process (loading the CA store takes a few ms)."""
+    global _TLS
+    if _TLS is None:
+        import ssl
+
+        _TLS = ssl.create_default_context()
+    return _TLS

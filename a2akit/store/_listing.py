@@ -1,0 +1,233 @@
+"""ListTasks on DynamoDB: index ranges read newest first, merged into a page, and counted.
+
+A listing reads one or more *ranges*, each one partition of a list index (`table`):
+
+- with a context filter, the context's partition of ``list_by_context``;
+- without one, the scope's `table.LIST_SHARDS` partitions of ``list_by_scope``.
+
+Every range is sorted by ``lsk`` (the `cursor.Position`), so the page is a k-way merge of
+the ranges, newest first: a row is taken only while every range that is not finished has a
+row buffered, so the merge is exact across shards and pages. A page token is the position of
+the page's last task, a point in the one global order: the next page is every range's part
+below it, whatever shard the task was in, so the token needs no shard.
+
+Ranges are read in small batches (the first ones sized to the range's expected share of the
+page, doubling when a range runs dry) and concurrently. Index items hold keys and the task
+state only; the page's tasks are then read by key with one BatchGetItem.
+
+totalSize counts the matching index items of each range, reading each item at most once: the
+rows the page read, plus a `Select=COUNT` query of what lies above the token (if any) and of
+what the page did not reach. A range read to its end from the top costs no count query.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import dataclasses
+import math
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from a2akit.errors import UnavailableError
+from a2akit.generated import a2a_pb2 as pb
+from a2akit.store import cursor, table
+from a2akit.store.base import Lease, Scope, TaskPage, TaskQuery
+from a2akit.store.table import Item
+
+__all__ = ["Call", "list_tasks"]
+
+# The store's `_call`: runs one client method (given by name) in a worker thread, translated.
+Call = Callable[..., Awaitable[Any]]
+
+_MAX_LIMIT = 1000  # rows per query at most; a query reads 1 MB at most anyway
+_BATCH_GET_ATTEMPTS = 5
+
+
+@dataclasses.dataclass
+class _Range:
+    """One index partition, read newest first."""
+
+    index: str
+    partition: str  # the index's partition key attribute
+    value: str
+    rows: collections.deque[Item] = dataclasses.field(default_factory=collections.deque)
+    start: Item | None = None  # LastEvaluatedKey of the last read
+    done: bool = False  # read to the end
+    matched: int = 0  # rows read (after the state filter)
+    reads: int = 0
+
+    def head(self) -> str:
+        return str(self.rows[0][table.LIST_INDEX_SK]["S"])
+
+
+class _Listing:
+    def __init__(self, call: Call, client: Any, table_name: str, scope: Scope,
+                 query: TaskQuery) -> None:
+        self._call = call
+        self._client = client
+        self._table = table_name
+        self._query = query
+        self._after = cursor.decode(query.page_token) if query.page_token else None
+        self._low = (table.list_sk_from(query.status_after_ms)
+                     if query.status_after_ms is not None and query.status_after_ms > 0
+                     else None)
+        self._high = None if self._after is None else table.list_sk(self._after)
+        if query.context_id:
+            self._ranges = [_Range(table.CONTEXT_INDEX, table.CONTEXT_INDEX_PK,
+                                   table.context_pk(scope, query.context_id))]
+        else:
+            self._ranges = [_Range(table.LIST_INDEX, table.LIST_INDEX_PK,
+                                   table.list_pk(scope, shard))
+                            for shard in range(table.LIST_SHARDS)]
+        if self._high is not None and self._low is not None and self._high < self._low:
+            # The token lies below the status-time bound: nothing is left to page through.
+            for range_ in self._ranges:
+                range_.done = True
+
+    # --- the queries -----------------------------------------------------------------------
+
+    def _kwargs(self, range_: _Range, sort_condition: str, values: dict[str, Any]) -> Item:
+        kwargs: Item = {
+            "TableName": self._table,
+            "IndexName": range_.index,
+            "KeyConditionExpression": f"{range_.partition} = :p{sort_condition}",
+            "ExpressionAttributeValues": {":p": {"S": range_.value}, **values},
+            "ScanIndexForward": False,
+        }
+        if self._query.state:
+            kwargs["FilterExpression"] = "#st = :st"
+            kwargs["ExpressionAttributeNames"] = {"#st": "state"}
+            kwargs["ExpressionAttributeValues"][":st"] = {"N": str(int(self._query.state))}
+        return kwargs
+
+    def _page_kwargs(self, range_: _Range) -> Item:
+        """The range below the token (exclusive) and at or above the status-time bound."""
+        low, high = self._low, self._high
+        if high is not None and low is not None:
+            # BETWEEN is inclusive: the token's own row is dropped when read.
+            return self._kwargs(range_, f" AND {table.LIST_INDEX_SK} BETWEEN :lo AND :hi",
+                                {":lo": {"S": low}, ":hi": {"S": high}})
+        if high is not None:
+            return self._kwargs(range_, f" AND {table.LIST_INDEX_SK} < :hi",
+                                {":hi": {"S": high}})
+        if low is not None:
+            return self._kwargs(range_, f" AND {table.LIST_INDEX_SK} >= :lo",
+                                {":lo": {"S": low}})
+        return self._kwargs(range_, "", {})
+
+    def _above_kwargs(self, range_: _Range) -> Item:
+        """What a token skipped: the token's row and everything newer (still >= the bound)."""
+        assert self._high is not None
+        if self._low is not None and self._high < self._low:
+            return self._kwargs(range_, f" AND {table.LIST_INDEX_SK} >= :lo",
+                                {":lo": {"S": self._low}})
+        return self._kwargs(range_, f" AND {table.LIST_INDEX_SK} >= :hi",
+                            {":hi": {"S": self._high}})
+
+    async def _fill(self, range_: _Range, first_limit: int) -> None:
+        """Read the range's next batch; loop while a filter leaves a batch empty."""
+        while not range_.rows and not range_.done:
+            kwargs = self._page_kwargs(range_)
+            kwargs["Limit"] = min(_MAX_LIMIT, first_limit << min(range_.reads, 10))
+            if range_.start is not None:
+                kwargs["ExclusiveStartKey"] = range_.start
+            page = await self._call(self._client.query, **kwargs)
+            range_.reads += 1
+            for item in page.get("Items", []):
+                if self._high is not None and item[table.LIST_INDEX_SK]["S"] == self._high:
+                    continue  # the token's own task, on the previous page
+                range_.rows.append(item)
+                range_.matched += 1
+            range_.start = page.get("LastEvaluatedKey")
+            range_.done = range_.start is None
+
+    async def _count(self, kwargs: Item) -> int:
+        kwargs = {**kwargs, "Select": "COUNT"}
+        total = 0
+        while True:
+            page = await self._call(self._client.query, **kwargs)
+            total += int(page.get("Count", 0))
+            if "LastEvaluatedKey" not in page:
+                return total
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    async def _range_total(self, range_: _Range) -> int:
+        total = range_.matched
+        if self._high is not None:
+            total += await self._count(self._above_kwargs(range_))
+        if not range_.done:
+            rest = self._page_kwargs(range_)
+            if range_.start is not None:
+                rest["ExclusiveStartKey"] = range_.start
+            total += await self._count(rest)
+        return total
+
+    # --- the page --------------------------------------------------------------------------
+
+    async def page(self) -> TaskPage:
+        size = max(cursor.MIN_PAGE_SIZE, self._query.page_size)
+        want = size + 1  # one more than a page tells whether another page follows
+        ranges = self._ranges
+        share = want if len(ranges) == 1 else min(want, math.ceil(1.5 * want / len(ranges)) + 2)
+        picked: list[Item] = []
+        while len(picked) < want:
+            dry = [r for r in ranges if not r.rows and not r.done]
+            if dry:
+                await asyncio.gather(*(self._fill(r, share) for r in dry))
+                continue
+            live = [r for r in ranges if r.rows]
+            if not live:
+                break
+            picked.append(max(live, key=_Range.head).rows.popleft())
+        more = len(picked) > size
+        picked = picked[:size]
+        (tasks, leases), totals = await asyncio.gather(
+            self._tasks(picked), asyncio.gather(*(self._range_total(r) for r in ranges)))
+        token = ""
+        if more and picked:
+            token = cursor.encode(table.list_position(picked[-1][table.LIST_INDEX_SK]["S"]))
+        return TaskPage(tasks, token, sum(totals), leases)
+
+    async def _tasks(self, rows: list[Item]) -> tuple[list[pb.Task], dict[str, Lease]]:
+        """The page's snapshots, in the page's order, and the leases of those that hold one.
+        A task the index lists but the table no longer holds (expired between the two reads)
+        is left out."""
+        if not rows:
+            return [], {}
+        keys = [table.key(row[table.PK]["S"], table.SNAPSHOT_SK) for row in rows]
+        request: Any = {self._table: {
+            "Keys": keys, "ProjectionExpression": "pk, #t, #o, #u",
+            "ExpressionAttributeNames": {"#t": "task", "#o": table.LEASE_OWNER,
+                                         "#u": table.LEASE_UNTIL}}}
+        found: dict[str, bytes] = {}
+        held: dict[str, Lease] = {}
+        for attempt in range(_BATCH_GET_ATTEMPTS):
+            response = await self._call(self._client.batch_get_item, RequestItems=request)
+            for item in response.get("Responses", {}).get(self._table, []):
+                found[item[table.PK]["S"]] = item["task"]["B"]
+                if table.LEASE_OWNER in item and table.LEASE_UNTIL in item:
+                    held[item[table.PK]["S"]] = Lease(item[table.LEASE_OWNER]["S"],
+                                                      int(item[table.LEASE_UNTIL]["N"]))
+            request = response.get("UnprocessedKeys") or {}
+            if not request:
+                break
+            await asyncio.sleep(0.05 * 2**attempt)
+        else:
+            raise UnavailableError()
+        tasks: list[pb.Task] = []
+        leases: dict[str, Lease] = {}
+        for row in rows:
+            pk = row[table.PK]["S"]
+            if pk in found:
+                task = pb.Task.FromString(found[pk])
+                tasks.append(task)
+                if pk in held:
+                    leases[task.id] = held[pk]
+        return tasks, leases
+
+
+async def list_tasks(call: Call, client: Any, table_name: str, scope: Scope,
+                     query: TaskQuery) -> TaskPage:
+    """One ListTasks page and its totalSize. Raises InvalidParamsError for a foreign token."""
+    return await _Listing(call, client, table_name, scope, query).page()
