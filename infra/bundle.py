@@ -96,7 +96,13 @@ def runtime_python() -> str | None:
     """A Python of the Lambda runtime's version: this one, or `python3.13` on the PATH."""
     if sys.version_info[:2] == _RUNTIME_VERSION:
         return sys.executable
-    return shutil.which("python{}.{}".format(*_RUNTIME_VERSION))
+    candidate = shutil.which("python{}.{}".format(*_RUNTIME_VERSION))
+    if candidate is None:
+        return None
+    # A version manager's shim can be on the PATH without that version being selectable
+    # (pyenv: "command not found"): use only an interpreter that runs.
+    probe = subprocess.run([candidate, "-c", "pass"], capture_output=True, check=False)
+    return candidate if probe.returncode == 0 else None
 
 
 def compile_bytecode(target: Path, python: str) -> None:
