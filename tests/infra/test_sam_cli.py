@@ -11,8 +11,6 @@ import os
 import shutil
 import subprocess
 import tomllib
-import urllib.error
-import urllib.request
 import venv
 from pathlib import Path
 from typing import Any
@@ -21,20 +19,13 @@ import pytest
 from aws_cdk.assertions import Template
 
 from infra.stack import PROJECT_ROOT
+from tests.support.processes import pypi_reachable
 
 pytestmark = pytest.mark.slow
 
 SAM_VENV = PROJECT_ROOT / ".cache" / "sam-venv"
 SAM_SPEC = "aws-sam-cli>=1.170,<2"
 SAMCONFIG: dict[str, Any] = tomllib.loads((PROJECT_ROOT / "samconfig.toml").read_text())
-
-
-def _pypi_reachable() -> bool:
-    try:
-        with urllib.request.urlopen("https://pypi.org/simple/aws-sam-cli/", timeout=10):
-            return True
-    except (OSError, urllib.error.URLError):
-        return False
 
 
 @pytest.fixture(scope="session")
@@ -49,7 +40,7 @@ def sam() -> Path:
     install = subprocess.run([str(python), "-m", "pip", "install", "-q", SAM_SPEC],
                              capture_output=True, text=True, timeout=900)
     if install.returncode != 0:
-        if not _pypi_reachable():
+        if not pypi_reachable("aws-sam-cli"):
             pytest.skip(f"PyPI is unreachable, cannot install {SAM_SPEC}")
         raise AssertionError(f"pip install {SAM_SPEC} failed:\n{install.stderr[-3000:]}")
     return executable

@@ -9,8 +9,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import urllib.error
-import urllib.request
 import venv
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,21 +16,13 @@ from typing import Any
 
 import pytest
 
-from tests.support.processes import ROOT, free_port, python_env, running
+from tests.support.processes import ROOT, free_port, pypi_reachable, python_env, running
 
 pytestmark = pytest.mark.slow
 
 SDK_VENV = ROOT / ".cache" / "sdk-venv"
 SDK_SPEC = "a2a-sdk[grpc]>=1,<2"
 CLIENT = Path(__file__).with_name("sdk_client.py")
-
-
-def _pypi_reachable() -> bool:
-    try:
-        with urllib.request.urlopen("https://pypi.org/simple/a2a-sdk/", timeout=10):
-            return True
-    except (OSError, urllib.error.URLError):
-        return False
 
 
 @pytest.fixture(scope="session")
@@ -46,7 +36,7 @@ def sdk_python() -> Path:
     install = subprocess.run([str(python), "-m", "pip", "install", "-q", SDK_SPEC],
                              capture_output=True, text=True, timeout=900)
     if install.returncode != 0:
-        if not _pypi_reachable():
+        if not pypi_reachable("a2a-sdk"):
             pytest.skip(f"PyPI is unreachable, cannot install {SDK_SPEC}")
         raise AssertionError(f"pip install {SDK_SPEC} failed:\n{install.stderr[-3000:]}")
     return python

@@ -4,6 +4,7 @@ the store is back and the lease has expired the task is FAILED, not WORKING."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 import uuid
@@ -16,6 +17,7 @@ import grpc
 import pytest
 
 from a2akit.examples.cancellable import CountingAgent
+from a2akit.operations import Operations
 from a2akit.runtime import build_operations
 from a2akit.settings import Settings
 from a2akit.store.dynamodb import DynamoDBStore, client_config
@@ -32,8 +34,9 @@ pytestmark = pytest.mark.slow
 LEASE_SECONDS = 1.0
 
 
-@pytest.fixture
-def cut_able(ddb_endpoint: str) -> Iterator[tuple[Proxy, AsgiClient]]:
+@contextlib.contextmanager
+def _behind_a_proxy(ddb_endpoint: str) -> Iterator[tuple[Proxy, Operations]]:
+    """The core over DynamoDB Local reached through a proxy the test can cut."""
     port = urlsplit(ddb_endpoint).port
     assert port is not None
     with proxy(port) as link:
@@ -41,12 +44,19 @@ def cut_able(ddb_endpoint: str) -> Iterator[tuple[Proxy, AsgiClient]]:
         client = boto3.client("dynamodb", endpoint_url=f"http://127.0.0.1:{link.port}",
                               region_name="us-east-1", config=client_config(max_attempts=2))
         settings = Settings(allow_anonymous=True, lease_seconds=LEASE_SECONDS)
-        ops = build_operations(settings, store=DynamoDBStore(TABLE, client),
-                               agent=CountingAgent())
+        try:
+            yield link, build_operations(settings, store=DynamoDBStore(TABLE, client),
+                                         agent=CountingAgent())
+        finally:
+            client.close()
+
+
+@pytest.fixture
+def cut_able(ddb_endpoint: str) -> Iterator[tuple[Proxy, AsgiClient]]:
+    with _behind_a_proxy(ddb_endpoint) as (link, ops):
         rpc = AsgiClient(create_app(ops))
         yield link, rpc
         rpc.close()
-        client.close()
 
 
 def test_an_outage_mid_stream_is_an_error_and_the_task_does_not_stay_working(
@@ -84,25 +94,15 @@ def test_an_outage_mid_stream_is_an_error_and_the_task_does_not_stay_working(
 
 @pytest.mark.anyio
 async def test_an_outage_mid_stream_is_a_grpc_status(ddb_endpoint: str) -> None:
-    port = urlsplit(ddb_endpoint).port
-    assert port is not None
-    with proxy(port) as link:
-        client = boto3.client("dynamodb", endpoint_url=f"http://127.0.0.1:{link.port}",
-                              region_name="us-east-1", config=client_config(max_attempts=2))
-        settings = Settings(allow_anonymous=True, lease_seconds=LEASE_SECONDS)
-        ops = build_operations(settings, store=DynamoDBStore(TABLE, client),
-                               agent=CountingAgent())
-        try:
-            async with grpc_server(ops) as server:
-                request = send_request("count")
-                request.tenant = f"g-{uuid.uuid4().hex[:8]}"
-                received = []
-                with pytest.raises(grpc.aio.AioRpcError) as failed:
-                    async for event in server.stub.SendStreamingMessage(request, metadata=V1):
-                        received.append(event)
-                        if len(received) == 4:
-                            link.cut()
-                assert failed.value.code() == grpc.StatusCode.UNAVAILABLE
-                assert received[0].HasField("task")
-        finally:
-            client.close()
+    with _behind_a_proxy(ddb_endpoint) as (link, ops):
+        async with grpc_server(ops) as server:
+            request = send_request("count")
+            request.tenant = f"g-{uuid.uuid4().hex[:8]}"
+            received = []
+            with pytest.raises(grpc.aio.AioRpcError) as failed:
+                async for event in server.stub.SendStreamingMessage(request, metadata=V1):
+                    received.append(event)
+                    if len(received) == 4:
+                        link.cut()
+            assert failed.value.code() == grpc.StatusCode.UNAVAILABLE
+            assert received[0].HasField("task")

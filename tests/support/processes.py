@@ -10,11 +10,13 @@ import os
 import socket
 import subprocess
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
-__all__ = ["ROOT", "free_port", "python_env", "running", "stop_process", "wait_for_output",
-           "wait_for_port"]
+__all__ = ["ROOT", "free_port", "pypi_reachable", "python_env", "running", "stop_process",
+           "wait_for_output", "wait_for_port"]
 
 ROOT = Path(__file__).resolve().parents[2]
 HOST = "127.0.0.1"
@@ -102,3 +104,13 @@ def wait_for_output(log: Path, text: str, process: subprocess.Popen[bytes], *,
         if time.monotonic() > deadline:
             raise RuntimeError(f"{text!r} not printed within {timeout} s" + _tail(log))
         time.sleep(0.05)
+
+
+def pypi_reachable(project: str) -> bool:
+    """Whether PyPI answers for `project`: tests that install a tool into their own venv skip
+    (with that reason) only when it does not."""
+    try:
+        with urllib.request.urlopen(f"https://pypi.org/simple/{project}/", timeout=10):
+            return True
+    except (OSError, urllib.error.URLError):
+        return False
