@@ -83,3 +83,33 @@ def test_grpc_call_without_a_server_is_one_line() -> None:
     (line,) = run.stderr.splitlines()
     assert line.startswith(f"grpc-call: UNAVAILABLE from {address}: ")
     assert line.endswith("is ./dev serve running?")
+
+
+def test_grpc_call_sends_headers_as_metadata() -> None:
+    """`./dev grpc-call --header 'x-api-key: ...'`, the README's API-key example, reaches an
+    API-key server: the key authenticates, and without it the call is refused."""
+    import asyncio
+
+    import grpc
+
+    from a2akit.auth.api_keys import hash_key, new_key
+    from a2akit.generated import a2a_pb2 as pb
+    from a2akit.settings import Settings
+    from scripts.grpc_call import send
+    from tests.support.harness import grpc_server, memory_operations
+
+    key = new_key()
+    record = {"principal": "alice", "sha256": hash_key(key)}
+    settings = Settings(api_keys=json.dumps([record]))
+
+    async def check() -> None:
+        async with grpc_server(memory_operations(settings=settings)) as server:
+            address = f"127.0.0.1:{server.port}"
+            answer = await asyncio.to_thread(send, address, "hi",
+                                             headers=(("x-api-key", key),))
+            assert answer.task.status.state == pb.TASK_STATE_COMPLETED
+            with pytest.raises(grpc.RpcError) as refused:
+                await asyncio.to_thread(send, address, "hi")
+            assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+
+    asyncio.run(check())
