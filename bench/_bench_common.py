@@ -27,6 +27,17 @@ def send_body(i: int, *, preload: bool = False) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": i, "method": "SendMessage", "params": {"message": message}}
 
 
+async def preload(app: Any, count: int) -> None:
+    """Store `count` tasks through the JSON-RPC app in process, before a server is timed."""
+    import httpx
+
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
+                                 base_url="http://bench") as client:
+        for i in range(count):
+            reply = await client.post("/", json=send_body(i, preload=True), headers=HEADERS)
+            assert "result" in reply.json(), reply.text
+
+
 def with_body(event_path: str, body: str) -> dict[str, Any]:
     """The API Gateway (HTTP API, payload 2.0) event of tests/events with this body."""
     with open(event_path) as f:

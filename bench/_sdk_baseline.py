@@ -21,13 +21,14 @@ import sys
 from typing import Any
 
 from _bench_common import (
-    HEADERS,
     lambda_context,
     print_result,
     rss_now,
-    send_body,
     time_invocations,
     with_body,
+)
+from _bench_common import (
+    preload as preload_tasks,
 )
 
 __all__: list[str] = []
@@ -77,21 +78,13 @@ def build_app() -> Any:
     return Starlette(routes=routes)
 
 
-async def _preload(app: Any, count: int) -> None:
-    import httpx
-
-    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
-                                 base_url="http://sdk") as client:
-        for i in range(count):
-            reply = await client.post("/", json=send_body(i, preload=True), headers=HEADERS)
-            assert "result" in reply.json(), reply.text
 
 
 def serve_jsonrpc(port: int, preload: int) -> None:
     import uvicorn
 
     app = build_app()
-    asyncio.run(_preload(app, preload))
+    asyncio.run(preload_tasks(app, preload))
     print("READY", flush=True)
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="error", access_log=False)
 

@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, settings
 from a2akit.store import table
 from a2akit.store.dynamodb import make_client
 from scripts.dynamodb_local import dynamodb_local, set_dummy_credentials
-from tests.auth.aws import moto_server
 from tests.store.conftest import TABLE
+from tests.support.moto import moto_server
 
 # Hypothesis profiles for the property-based tests (tests/jsonrpc/test_fuzz.py).
 # ci, the default: few examples, derandomized (the same examples on every run, so CI never

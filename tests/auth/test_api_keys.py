@@ -15,9 +15,9 @@ from a2akit.auth import Authenticator
 from a2akit.auth.api_keys import hash_key, main, new_key, parse_records
 from a2akit.errors import AuthenticationRequiredError, UnavailableError
 from a2akit.settings import Settings, SettingsError
-from tests.auth import aws
 from tests.auth.conftest import Clock
 from tests.auth.headers import Headers
+from tests.support import moto as aws
 
 pytestmark = pytest.mark.anyio
 

@@ -28,7 +28,6 @@ from a2akit.operations import Operations
 from a2akit.runtime import build_operations
 from a2akit.settings import Settings
 from a2akit.store.memory import MemoryStore
-from tests.auth import aws
 from tests.auth.conftest import Clock
 from tests.auth.headers import Headers
 from tests.auth.issuer import AUDIENCE, SCOPE, Issuer
@@ -39,6 +38,7 @@ from tests.auth.transports import (
     Transport,
     open_transport,
 )
+from tests.support import moto as aws
 
 pytestmark = pytest.mark.slow  # a moto server holds the API keys
 

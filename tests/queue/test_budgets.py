@@ -21,13 +21,13 @@ from a2akit.settings import Settings
 from a2akit.store.base import Scope
 from a2akit.store.dynamodb import DynamoDBStore
 from handlers.jsonrpc_app import create_app
-from tests.auth.aws import client as aws_client
 from tests.jsonrpc.client import LambdaClient, lambda_event_loop
 from tests.queue.processes import kit_env, worker
 from tests.queue.sqs import make_queues
 from tests.store.conftest import TABLE
 from tests.support.harness import memory_operations
 from tests.support.messages import user_message
+from tests.support.moto import client as aws_client
 
 pytestmark = pytest.mark.slow
 

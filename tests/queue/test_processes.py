@@ -25,12 +25,12 @@ from a2akit.settings import Settings
 from a2akit.store.base import Scope, StoredTask
 from a2akit.store.dynamodb import DynamoDBStore
 from handlers.jsonrpc_app import create_app
-from tests.auth.aws import client as aws_client
 from tests.jsonrpc.client import LambdaClient, lambda_event_loop
 from tests.queue.processes import LEASE_SECONDS, SWEEP_SECONDS, container, kit_env, worker
 from tests.queue.sqs import make_queues
 from tests.store.conftest import TABLE
 from tests.support.messages import V1, send_request
+from tests.support.moto import client as aws_client
 
 pytestmark = pytest.mark.slow
 

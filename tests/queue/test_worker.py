@@ -22,11 +22,11 @@ from a2akit.settings import Settings
 from a2akit.store.base import Scope
 from a2akit.store.dynamodb import DynamoDBStore
 from a2akit.worker import DEAD_LETTER_TEXT, Worker
-from tests.auth.aws import client as aws_client
 from tests.queue.sqs import make_queues
 from tests.queue.test_leases import Slow
 from tests.store.conftest import TABLE
 from tests.support.messages import send_request
+from tests.support.moto import client as aws_client
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
