@@ -7,6 +7,7 @@ The names below are the kit's public interface (DESIGN.md); infra/ imports them 
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import math
 import os
 import re
@@ -14,8 +15,9 @@ from collections.abc import Callable, Mapping
 from typing import TypeVar
 from urllib.parse import urlsplit
 
-__all__ = ["ALL_OPERATIONS", "ENV", "EXECUTION_MODES", "INLINE", "JWT_ALGORITHMS", "QUEUE",
-           "Settings", "SettingsError", "check_fetch_url"]
+__all__ = ["ALL_OPERATIONS", "ENV", "EXECUTION_MODES", "INLINE", "JWT_ALGORITHMS",
+           "PUSH_DELIVERY_MODES", "QUEUE", "STREAM", "Settings", "SettingsError",
+           "check_fetch_url"]
 
 N = TypeVar("N", int, float)
 
@@ -65,6 +67,16 @@ class ENV:
     API_KEYS_MAX_AGE_SECONDS = "A2A_API_KEYS_MAX_AGE_SECONDS"
     AUTH_REFRESH_SECONDS = "A2A_AUTH_REFRESH_SECONDS"
     AUTH_TIMEOUT_SECONDS = "A2A_AUTH_TIMEOUT_SECONDS"
+    # Push notification delivery (README, "Push notifications").
+    PUSH_DELIVERY = "A2A_PUSH_DELIVERY"
+    PUSH_ALLOW_HTTP = "A2A_PUSH_ALLOW_HTTP"
+    PUSH_ALLOW_CIDRS = "A2A_PUSH_ALLOW_CIDRS"
+    PUSH_TIMEOUT_SECONDS = "A2A_PUSH_TIMEOUT_SECONDS"
+    PUSH_ATTEMPTS = "A2A_PUSH_ATTEMPTS"
+    PUSH_BACKOFF_SECONDS = "A2A_PUSH_BACKOFF_SECONDS"
+    PUSH_BACKOFF_CAP_SECONDS = "A2A_PUSH_BACKOFF_CAP_SECONDS"
+    PUSH_MAX_CONFIGS = "A2A_PUSH_MAX_CONFIGS"
+    PUSH_DLQ_URL = "A2A_PUSH_DLQ_URL"
 
 
 DEFAULT_AGENT = "a2akit.examples.echo:agent"
@@ -74,6 +86,11 @@ DEFAULT_AGENT = "a2akit.examples.echo:agent"
 INLINE = "inline"
 QUEUE = "queue"
 EXECUTION_MODES = (INLINE, QUEUE)
+# Who sends push notifications (README, "Push notifications"): the process that wrote the
+# events (`inline`), or the dispatcher Lambda fed by the table's stream (`stream`, on AWS: a
+# Lambda freezes once it answers, so it cannot deliver in the background).
+STREAM = "stream"
+PUSH_DELIVERY_MODES = (INLINE, STREAM)
 # Asymmetric signatures only: `none` and the HMAC family (whose "key" would be the issuer's
 # public key, RFC 8725 2.1) can never be configured.
 JWT_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512",
@@ -120,6 +137,18 @@ class Settings:
     queue_max_receives: int = 3
     # How often the in-process sweeper (container, local server) looks for expired leases.
     sweep_seconds: float = 60.0
+    # --- push notifications (a2akit/push) -------------------------------------------------------
+    push_delivery: str = INLINE
+    # Development and tests only: plain-http webhooks, and private targets inside these
+    # networks (the SSRF guard refuses loopback, private, link-local... addresses otherwise).
+    push_allow_http: bool = False
+    push_allow_cidrs: tuple[str, ...] = ()
+    push_timeout_seconds: float = 10.0  # one webhook request
+    push_attempts: int = 5  # per event and config, then the dead-letter queue
+    push_backoff_seconds: float = 1.0  # first retry waits up to this (full jitter), doubling
+    push_backoff_cap_seconds: float = 30.0  # longest wait between attempts, Retry-After too
+    push_max_configs: int = 10  # per task
+    push_dlq_url: str | None = None  # SQS; unset: a failed delivery is only logged
     # --- authentication (a2akit/auth); each scheme is on when its source is set ----------------
     # OAuth 2.0 / OpenID Connect bearer JWTs from one issuer.
     jwt_issuer: str | None = None
@@ -203,6 +232,20 @@ class Settings:
                                           cls.auth_refresh_seconds),
             auth_timeout_seconds=_seconds(env, ENV.AUTH_TIMEOUT_SECONDS,
                                           cls.auth_timeout_seconds),
+            push_delivery=_push_delivery(env),
+            push_allow_http=_bool(env, ENV.PUSH_ALLOW_HTTP),
+            push_allow_cidrs=_cidrs(env.get(ENV.PUSH_ALLOW_CIDRS)),
+            push_timeout_seconds=_seconds(env, ENV.PUSH_TIMEOUT_SECONDS,
+                                          cls.push_timeout_seconds),
+            push_attempts=_int(env, ENV.PUSH_ATTEMPTS, cls.push_attempts, minimum=1,
+                               maximum=20),
+            push_backoff_seconds=_seconds(env, ENV.PUSH_BACKOFF_SECONDS,
+                                          cls.push_backoff_seconds),
+            push_backoff_cap_seconds=_seconds(env, ENV.PUSH_BACKOFF_CAP_SECONDS,
+                                              cls.push_backoff_cap_seconds),
+            push_max_configs=_int(env, ENV.PUSH_MAX_CONFIGS, cls.push_max_configs, minimum=1,
+                                  maximum=100),
+            push_dlq_url=env.get(ENV.PUSH_DLQ_URL) or None,
         )
 
 
@@ -257,6 +300,28 @@ def _execution(env: Mapping[str, str]) -> str:
 
 
 _LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def _push_delivery(env: Mapping[str, str]) -> str:
+    # On Lambda the default is the stream dispatcher: a frozen function delivers nothing.
+    default = STREAM if env.get("AWS_LAMBDA_FUNCTION_NAME") else INLINE
+    value = (env.get(ENV.PUSH_DELIVERY) or default).strip().lower()
+    if value not in PUSH_DELIVERY_MODES:
+        raise SettingsError(f"{ENV.PUSH_DELIVERY} must be one of "
+                            f"{', '.join(PUSH_DELIVERY_MODES)}, not {value!r}")
+    return value
+
+
+def _cidrs(raw: str | None) -> tuple[str, ...]:
+    """`10.0.0.0/8, ::1` -> normalized network strings; raises SettingsError for a bad one."""
+    networks = []
+    for item in _list(raw):
+        try:
+            networks.append(str(ipaddress.ip_network(item, strict=False)))
+        except ValueError as exc:
+            raise SettingsError(f"{ENV.PUSH_ALLOW_CIDRS} entries must be IP networks "
+                                f"(like 127.0.0.0/8), not {item!r}") from exc
+    return tuple(networks)
 
 
 def _log_level(raw: str | None) -> str:
