@@ -180,10 +180,9 @@ class Operations:
         message = pb.Message()
         message.CopyFrom(request.message)
         self._check_content_types(message)
-        push = request.configuration.task_push_notification_config
+        push = None
         if request.configuration.HasField("task_push_notification_config"):
-            self._require_push()
-            await check_webhook_url(push.url)
+            push = await self._push_config(request.configuration.task_push_notification_config)
         claim = message_claim(request.message)
         earlier = await self.store.find_message(scope, claim)
         if earlier is not None:
@@ -203,6 +202,13 @@ class Operations:
         else:
             message.task_id = str(uuid.uuid4())
             message.context_id = message.context_id or str(uuid.uuid4())
+        push_configs: tuple[pb.TaskPushNotificationConfig, ...] = ()
+        if push is not None:
+            push.task_id, push.tenant = message.task_id, scope.tenant
+            if stored is None:
+                push_configs = (push,)  # stored with the new task: its first event is sent too
+            else:
+                await self._store_push_config(scope, push)
         context = RequestContext(
             message=message, task=None if stored is None else stored.task,
             task_id=message.task_id, context_id=message.context_id, caller=scope,
@@ -210,7 +216,8 @@ class Operations:
             accepted_output_modes=tuple(request.configuration.accepted_output_modes),
             metadata=request.metadata)
         if self.queue is not None:
-            return await enqueue(self.store, self.queue, self.settings, context, stored, claim)
+            return await enqueue(self.store, self.queue, self.settings, context, stored, claim,
+                                 push_configs)
         terms = Terms(leases.runner_owner(), self.settings.lease_seconds)
         if call.deadline is not None and budget is not None:
             # On Lambda the process freezes once it answers: the agent gets this request's
@@ -218,7 +225,8 @@ class Operations:
             terms = dataclasses.replace(
                 terms, deadline=asyncio.get_running_loop().time() + budget,
                 deadline_text=run_budget_text("this request on AWS Lambda", budget))
-        run = Run(self.store, self.agent, context, stored=stored, claim=claim, terms=terms)
+        run = Run(self.store, self.agent, context, stored=stored, claim=claim, terms=terms,
+                  push_configs=push_configs)
         run.start()
         return run
 
@@ -229,12 +237,6 @@ class Operations:
         answers with the task the first message created or continued, as it stands now."""
         if isinstance(outcome, Duplicate):
             return await self._task(scope, outcome.task_id)
-        if request.configuration.HasField("task_push_notification_config"):
-            config = pb.TaskPushNotificationConfig()
-            config.CopyFrom(request.configuration.task_push_notification_config)
-            config.task_id, config.tenant = outcome.stored.task.id, scope.tenant
-            config.id = config.id or str(uuid.uuid4())
-            await self.store.put_push_config(scope, config)
         return outcome.stored
 
     async def _run_events(self, run: Run, history: int | None, budget: float | None) -> Events:
@@ -372,12 +374,31 @@ class Operations:
             raise InvalidParamsError("taskId is required",
                                      violations=[("task_id", "required field is missing")])
         scope = await self._push_scope(request.tenant, request.task_id, call)
+        config = await self._push_config(request)
+        config.tenant = scope.tenant
+        await self._store_push_config(scope, config)
+        return config
+
+    async def _push_config(self, request: pb.TaskPushNotificationConfig
+                           ) -> pb.TaskPushNotificationConfig:
+        """A copy of a config a caller sent, checked (URL, header values), with its id."""
+        self._require_push()
         await check_webhook_url(request.url)
         config = pb.TaskPushNotificationConfig()
         config.CopyFrom(request)
-        config.id, config.tenant = config.id or str(uuid.uuid4()), scope.tenant
-        await self.store.put_push_config(scope, config)
+        config.id = config.id or str(uuid.uuid4())
         return config
+
+    async def _store_push_config(self, scope: Scope, config: pb.TaskPushNotificationConfig,
+                                 ) -> None:
+        """Store (or replace) a config of an existing task, within the cap per task."""
+        configs = await self.store.list_push_configs(scope, config.task_id)
+        cap = self.settings.push_max_configs
+        if len(configs) >= cap and all(known.id != config.id for known in configs):
+            raise InvalidParamsError(
+                f"The task already has {cap} push notification configs, the most allowed",
+                violations=[("id", f"at most {cap} configs per task")])
+        await self.store.put_push_config(scope, config)
 
     async def _push_scope(self, tenant: str, task_id: str, call: Call) -> Scope:
         """Gate on the capability, then resolve the caller's task (TaskNotFoundError)."""

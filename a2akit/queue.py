@@ -18,6 +18,7 @@ import asyncio
 import dataclasses
 import json
 import logging
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from google.protobuf import json_format, struct_pb2
@@ -25,6 +26,7 @@ from google.protobuf import json_format, struct_pb2
 from a2akit.agent import RequestContext
 from a2akit.conflicts import retry_on_conflict
 from a2akit.errors import InvalidParamsError, UnavailableError, UnsupportedOperationError
+from a2akit.generated import a2a_pb2 as pb
 from a2akit.leases import fail, lease_for, queue_owner
 from a2akit.runner import Duplicate, Started, recording
 from a2akit.settings import Settings
@@ -141,19 +143,17 @@ class SqsQueue:
 
 
 def make_queue(settings: Settings) -> SqsQueue:
-    """The SQS queue of `settings.queue_url` (boto3 is imported here, on first use)."""
-    import boto3
-
-    from a2akit.store.dynamodb import client_config
+    """The SQS queue of `settings.queue_url`."""
+    from a2akit import sqs
 
     assert settings.queue_url, "queue mode needs a queue URL (Settings checks it)"
-    client = boto3.client("sqs", endpoint_url=settings.sqs_endpoint, config=client_config())
-    return SqsQueue(settings.queue_url, client)
+    return SqsQueue(settings.queue_url, sqs.make_client(settings))
 
 
 async def enqueue(store: TaskStore, queue: TaskQueue, settings: Settings,
                   context: RequestContext, stored: StoredTask | None,
-                  claim: str) -> Started | Duplicate:
+                  claim: str, push_configs: Sequence[pb.TaskPushNotificationConfig] = (),
+                  ) -> Started | Duplicate:
     """Record the message (and the task, when new) leased to the queue, then queue the job.
 
     Raises UnsupportedOperationError when the task ended meanwhile, UnavailableError when
@@ -181,7 +181,8 @@ async def enqueue(store: TaskStore, queue: TaskQueue, settings: Settings,
         snapshot, events = recording(context, current)
         lease = lease_for(owner, settings.queue_grace_seconds)
         if current is None:
-            return await store.create(scope, snapshot, events, claim, lease=lease)
+            return await store.create(scope, snapshot, events, claim, lease=lease,
+                                      push_configs=push_configs)
         return await store.update(scope, snapshot.id, current.version, snapshot, events, claim,
                                   lease=lease)
 

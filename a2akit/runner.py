@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 
 from a2akit.agent import Agent, RequestContext, TaskHandle
 from a2akit.clock import now
@@ -160,14 +160,17 @@ class Run:
         claim: str | None,
         terms: Terms,
         recorded: bool = False,
+        push_configs: Sequence[pb.TaskPushNotificationConfig] = (),
     ) -> None:
         """`recorded`: the message is already in `stored` (a queue worker runs a task the
-        front door wrote), so the run starts from the stored task as it is."""
+        front door wrote), so the run starts from the stored task as it is. `push_configs`
+        are stored with a new task (its first write)."""
         self._store = store
         self._agent = agent
         self._context = context
         self._scope = context.caller
         self._claim = claim  # the message's idempotency key, claimed with the first write
+        self._push_configs = push_configs
         self._stored = stored  # what the store holds; None until the task is created
         self._terms = terms
         self._recorded = recorded
@@ -450,7 +453,8 @@ class Run:
             try:
                 if self._stored is None:
                     stored = await self._store.create(self._scope, snapshot, batch,
-                                                      self._claim, lease=lease)
+                                                      self._claim, lease=lease,
+                                                      push_configs=self._push_configs)
                 else:
                     claim = self._claim if not self._written else None
                     stored = await self._store.update(self._scope, snapshot.id,

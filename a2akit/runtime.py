@@ -21,7 +21,7 @@ from a2akit.agent import Agent
 from a2akit.auth import Authenticator
 from a2akit.card import build_card
 from a2akit.operations import Operations
-from a2akit.settings import ENV, QUEUE, Settings, SettingsError
+from a2akit.settings import ENV, INLINE, QUEUE, Settings, SettingsError
 from a2akit.store.base import TaskStore
 
 __all__ = [
@@ -76,7 +76,8 @@ def _where(exc: BaseException) -> str:
 
 
 def make_store(settings: Settings) -> TaskStore:
-    """The DynamoDB store when a table is set, else the embedded one.
+    """The DynamoDB store when a table is set, else the embedded one; with push
+    notifications delivered in process, wrapped to deliver what it writes.
 
     Raises SettingsError for an endpoint URL either client rejects, and StartupError when the
     client cannot be made (no region) or, with an emulator endpoint, the table cannot be
@@ -112,20 +113,34 @@ def make_store(settings: Settings) -> TaskStore:
                                    "set AWS_DEFAULT_REGION") from exc
             except botocore.exceptions.BotoCoreError as exc:
                 raise StartupError(f"{where}: cannot make a DynamoDB client: {exc}") from exc
-        store = DynamoDBStore(settings.table, client,
-                              retention_days=settings.retention_days, owns_client=True)
+        dynamodb = DynamoDBStore(settings.table, client,
+                                 retention_days=settings.retention_days, owns_client=True)
         if endpoint:
             # A local emulator: create the table on first use. Against AWS, never.
             try:
-                _run_blocking(store.create_table_if_missing())
+                _run_blocking(dynamodb.create_table_if_missing())
             except failures as exc:
                 raise StartupError(
                     f"{where}: cannot create or read table {settings.table!r} there "
                     f"({exc}); is the emulator running? ./dev dynamodb starts one") from exc
-        return store
-    from a2akit.store.memory import MemoryStore
+        store: TaskStore = dynamodb
+    else:
+        from a2akit.store.memory import MemoryStore
 
-    return MemoryStore()
+        store = MemoryStore()
+    return with_push_delivery(settings, store)
+
+
+def with_push_delivery(settings: Settings, store: TaskStore) -> TaskStore:
+    """`store` as is, or, when this process delivers push notifications itself
+    (A2A_PUSH_DELIVERY=inline), wrapped to hand each event it writes to the dispatcher."""
+    if not settings.push_notifications or settings.push_delivery != INLINE:
+        return store
+    # Imported only here: the sender loads httpx, which the Lambda front door never needs.
+    from a2akit.push.dispatcher import make_dispatcher
+    from a2akit.push.inline import delivering
+
+    return delivering(store, make_dispatcher(settings, store))
 
 
 def _run_blocking(coroutine: Coroutine[Any, Any, None]) -> None:
@@ -140,7 +155,7 @@ def build_operations(settings: Settings, store: TaskStore | None = None,
     agent = agent if agent is not None else load_agent(settings.agent)
     # The store before the authenticator: a kit that cannot reach its store says only that,
     # not the anonymous-access warning first.
-    store = store if store is not None else make_store(settings)
+    store = make_store(settings) if store is None else with_push_delivery(settings, store)
     if authenticator is None:
         authenticator = Authenticator.from_settings(settings)
     queue = None

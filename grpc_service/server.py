@@ -280,6 +280,7 @@ async def _run(settings: Settings) -> None:
     _, stopped = await asyncio.gather(running.shutdown(grace), runner.drain(grace, SHUTDOWN_TEXT))
     if stopped:
         log.warning("%d task(s) ended FAILED at shutdown", stopped)
+    await operations.store.close()  # pending in-process push deliveries get a few seconds
     for pending in (wait_stop, wait_end):
         pending.cancel()
 

@@ -126,6 +126,7 @@ async def main() -> None:
         sweeper.cancel()
         if grpc is not None:
             await grpc.shutdown(5)
+        await operations.store.close()  # pending push deliveries get a few seconds
 
 
 if __name__ == "__main__":

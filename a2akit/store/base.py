@@ -121,9 +121,11 @@ class TaskStore(abc.ABC):
         message_id: str | None = None,
         *,
         lease: Lease | None = None,
+        push_configs: Sequence[pb.TaskPushNotificationConfig] = (),
     ) -> StoredTask:
         """Store a new task (version 1) and its first events, claiming `message_id`, leased
-        to `lease` (ignored for a terminal task).
+        to `lease` (ignored for a terminal task), with `push_configs` (those a SendMessage
+        carried: stored with the task, so its first event is delivered too).
 
         Raises DuplicateMessageError when the message id is already claimed in this scope."""
 

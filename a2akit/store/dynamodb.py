@@ -208,12 +208,18 @@ class DynamoDBStore(TaskStore):
         message_id: str | None = None,
         *,
         lease: Lease | None = None,
+        push_configs: Sequence[pb.TaskPushNotificationConfig] = (),
     ) -> StoredTask:
         pk = table.task_pk(scope, task.id)
         snapshot, writes = self._writes(scope, task, events, version=1, first_seq=1,
                                         lease=lease)
         writes[0]["Put"]["ConditionExpression"] = "attribute_not_exists(pk)"
         claim = self._claim(scope, message_id, task.id, writes)
+        writes += [{"Put": {"TableName": self.table_name,
+                            "Item": self._config_item(pk, config, snapshot)}}
+                   for config in push_configs]
+        if push_configs:
+            table.check_transaction([write["Put"]["Item"] for write in writes])
         await self._transact(writes, _created(task.id, claim))
         return self._stored(pk, snapshot)
 
@@ -482,6 +488,12 @@ class DynamoDBStore(TaskStore):
         snapshot = response.get("Item")
         if snapshot is None:
             return  # like the embedded store: no task, nothing stored
+        item = self._config_item(pk, config, snapshot)
+        await self._call(self._client.put_item, TableName=self.table_name, Item=item)
+
+    @staticmethod
+    def _config_item(pk: str, config: pb.TaskPushNotificationConfig, snapshot: Item) -> Item:
+        """A config's item; it expires with its task (the snapshot's TTL)."""
         item: Item = {
             table.PK: {"S": pk},
             table.SK: {"S": table.push_sk(config.id)},
@@ -490,7 +502,7 @@ class DynamoDBStore(TaskStore):
         if table.TTL_ATTRIBUTE in snapshot:
             item[table.TTL_ATTRIBUTE] = snapshot[table.TTL_ATTRIBUTE]
         table.check_size(item, "the push notification config")
-        await self._call(self._client.put_item, TableName=self.table_name, Item=item)
+        return item
 
     async def get_push_config(
         self, scope: Scope, task_id: str, config_id: str

@@ -82,6 +82,7 @@ class MemoryStore(TaskStore):
         message_id: str | None = None,
         *,
         lease: Lease | None = None,
+        push_configs: Sequence[pb.TaskPushNotificationConfig] = (),
     ) -> StoredTask:
         key = _key(scope, task.id)
         with self._lock:
@@ -91,6 +92,8 @@ class MemoryStore(TaskStore):
             record = _Record(task.SerializeToString(), 1, [e.SerializeToString() for e in events],
                              cursor.position(task), task.context_id, task.status.state,
                              _held(task, lease))
+            for config in push_configs:
+                record.configs[config.id] = config.SerializeToString()
             self._tasks[key] = record
             self._index(scope, record)
             stored = record.stored()

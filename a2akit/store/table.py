@@ -42,6 +42,7 @@ from a2akit.store.cursor import STATUS_MS_DIGITS, WRITE_NS_DIGITS, Position
 __all__ = [
     "CONTEXT_INDEX",
     "CONTEXT_INDEX_PK",
+    "EVENT_PREFIX",
     "LAST_EVENT_SK",
     "LEASE_INDEX",
     "LEASE_OWNER",
@@ -110,7 +111,7 @@ LEASE_SHARDS = 4
 SNAPSHOT_SK = "TASK"
 MESSAGE_SK = "MSG"
 PUSH_PREFIX = "PUSH#"
-_EVENT_PREFIX = "EV#"
+EVENT_PREFIX = "EV#"
 _SEQ_DIGITS = 20
 
 MAX_ITEM_BYTES = 400 * 1024  # DynamoDB's item size limit (names + values)
@@ -199,7 +200,7 @@ def message_pk(scope: Scope, message_id: str) -> str:
 
 
 def event_sk(seq: int) -> str:
-    return f"{_EVENT_PREFIX}{seq:0{_SEQ_DIGITS}d}"
+    return f"{EVENT_PREFIX}{seq:0{_SEQ_DIGITS}d}"
 
 
 LAST_EVENT_SK = event_sk(10**_SEQ_DIGITS - 1)

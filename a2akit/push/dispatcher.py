@@ -1,0 +1,169 @@
+"""The dispatcher: sends one stored event to every push config its task has, whoever feeds it
+(the writing process in `a2akit.push.inline`, the table's stream in `handlers.push`).
+
+One POST per event per config (the sender retries); events of one task are dispatched in
+order by the feeders. Configs are read when the event is sent, and again before each retry,
+so a deleted config gets nothing more; they live under the task's owner, so nobody else's
+webhooks are ever called. A delivery that fails for good is reported once, as a JSON line
+that is both the operator's log record and a CloudWatch metric (Embedded Metric Format,
+`A2AKit/PushDeliveryFailed`: no PutMetricData call), and is put on the dead-letter queue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import logging
+import sys
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol
+
+from a2akit import protojson
+from a2akit.generated import a2a_pb2 as pb
+from a2akit.push.sender import Delivered, Dropped, Failed, RetryPolicy, Sender
+from a2akit.settings import Settings
+from a2akit.store.base import Scope, TaskStore
+
+if TYPE_CHECKING:
+    from mypy_boto3_sqs.client import SQSClient
+
+__all__ = ["DeadLetters", "Delivery", "Dispatcher", "LoggedDeadLetters", "SqsDeadLetters",
+           "make_dispatcher"]
+
+log = logging.getLogger("a2akit.push")
+
+METRIC_NAMESPACE = "A2AKit"
+FAILED_METRIC = "PushDeliveryFailed"
+
+
+@dataclasses.dataclass(frozen=True)
+class Delivery:
+    """One stored event of a task, to send to the task's webhooks."""
+
+    scope: Scope
+    task_id: str
+    seq: int
+    event: pb.StreamResponse
+
+
+class DeadLetters(Protocol):
+    async def put(self, record: Mapping[str, Any]) -> None:
+        """Keep a delivery that failed for good. Raises when it cannot be kept."""
+
+
+class LoggedDeadLetters:
+    """No dead-letter queue configured (local development): the failure line is all."""
+
+    async def put(self, record: Mapping[str, Any]) -> None:
+        return None
+
+
+class SqsDeadLetters:
+    """The push dead-letter queue (SQS, through boto3 in a worker thread)."""
+
+    def __init__(self, url: str, client: SQSClient) -> None:
+        self.url = url
+        self._client = client
+
+    async def put(self, record: Mapping[str, Any]) -> None:
+        await asyncio.to_thread(self._client.send_message, QueueUrl=self.url,
+                                MessageBody=json.dumps(record, separators=(",", ":")))
+
+
+class Dispatcher:
+    def __init__(self, store: TaskStore, sender: Sender, dead_letters: DeadLetters) -> None:
+        self.store = store
+        self.sender = sender
+        self.dead_letters = dead_letters
+
+    async def dispatch(self, delivery: Delivery, *, deadline: float | None = None) -> None:
+        """Send the event to each of its task's configs, concurrently.
+
+        `deadline` (loop time) bounds the retries; a delivery cut by it fails for good.
+        Raises only when a failed delivery could not be kept (store or dead-letter queue
+        unreachable): the feeder must then offer the event again."""
+        configs = await self.store.list_push_configs(delivery.scope, delivery.task_id)
+        if not configs:
+            return
+        body = json.dumps(protojson.to_json(delivery.event), separators=(",", ":")).encode()
+        results = await asyncio.gather(
+            *(self._send(delivery, config, body, deadline) for config in configs),
+            return_exceptions=True)
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
+
+    async def _send(self, delivery: Delivery, config: pb.TaskPushNotificationConfig,
+                    body: bytes, deadline: float | None) -> None:
+        async def still_wanted() -> bool:
+            found = await self.store.get_push_config(delivery.scope, delivery.task_id,
+                                                     config.id)
+            return found is not None
+
+        outcome = await self.sender.deliver(config, body, still_wanted=still_wanted,
+                                            deadline=deadline)
+        if isinstance(outcome, Delivered):
+            log.debug("task %s event %d -> config %s: %d after %d attempt(s)",
+                      delivery.task_id, delivery.seq, config.id, outcome.status,
+                      outcome.attempts)
+        elif isinstance(outcome, Dropped):
+            log.info("task %s event %d: config %s was deleted; not sent",
+                     delivery.task_id, delivery.seq, config.id)
+        elif isinstance(outcome, Failed):
+            await self._failed(delivery, config, outcome)
+
+    async def _failed(self, delivery: Delivery, config: pb.TaskPushNotificationConfig,
+                      outcome: Failed) -> None:
+        record = dead_letter(delivery, config, outcome)
+        sys.stdout.write(failure_line(record) + "\n")
+        sys.stdout.flush()
+        await self.dead_letters.put(record)
+
+
+def dead_letter(delivery: Delivery, config: pb.TaskPushNotificationConfig,
+                outcome: Failed) -> dict[str, Any]:
+    """What the dead-letter queue keeps: enough to find the task and config and to send the
+    event again, never the config's credentials or token."""
+    return {
+        "tenant": delivery.scope.tenant,
+        "owner": delivery.scope.owner,
+        "taskId": delivery.task_id,
+        "configId": config.id,
+        "url": config.url.split("?", 1)[0],  # a query string may carry a secret
+        "seq": delivery.seq,
+        "attempts": outcome.attempts,
+        "status": outcome.status,
+        "error": outcome.error,
+        "failedAt": int(time.time() * 1000),
+        "event": protojson.to_json(delivery.event),
+    }
+
+
+def failure_line(record: Mapping[str, Any]) -> str:
+    """One JSON line: a structured log record and, in CloudWatch, one count of the metric
+    the stack alarms on (Embedded Metric Format)."""
+    fields = {key: value for key, value in record.items() if key != "event"}
+    return json.dumps({
+        "_aws": {"Timestamp": record["failedAt"], "CloudWatchMetrics": [{
+            "Namespace": METRIC_NAMESPACE, "Dimensions": [[]],
+            "Metrics": [{"Name": FAILED_METRIC, "Unit": "Count"}]}]},
+        FAILED_METRIC: 1,
+        "message": "push notification not delivered",
+        **fields,
+    }, separators=(",", ":"))
+
+
+def make_dispatcher(settings: Settings, store: TaskStore) -> Dispatcher:
+    """The dispatcher the settings describe: the sender's guard and retries, and the SQS
+    dead-letter queue when one is set."""
+    from a2akit.push.guard import Policy
+
+    dead_letters: DeadLetters = LoggedDeadLetters()
+    if settings.push_dlq_url:
+        from a2akit import sqs
+
+        dead_letters = SqsDeadLetters(settings.push_dlq_url, sqs.make_client(settings))
+    sender = Sender(Policy.from_settings(settings), RetryPolicy.from_settings(settings))
+    return Dispatcher(store, sender, dead_letters)

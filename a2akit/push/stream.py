@@ -1,0 +1,83 @@
+"""The stream feed: DynamoDB Streams records (the Lambda event of `handlers.push`) turned into
+deliveries and dispatched, in order per task, tasks concurrently.
+
+The event source mapping lets only INSERTs of event items through (infra), and this module
+checks again, so snapshots, lease renewals, configs and message claims never reach a
+webhook. A record the dispatcher could not settle (store or dead-letter queue unreachable)
+is reported by its sequence number, and that task's later records are left for the retry,
+which starts there (Lambda's partial batch response for streams). A webhook that fails is
+never such a record: it goes to the dead-letter queue, so it blocks no one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import logging
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from a2akit.generated import a2a_pb2 as pb
+from a2akit.push.dispatcher import Delivery, Dispatcher
+from a2akit.store import table
+from a2akit.store.base import Scope
+
+__all__ = ["delivery", "dispatch_records"]
+
+log = logging.getLogger("a2akit.push")
+
+Record = Mapping[str, Any]
+
+
+def delivery(record: Record) -> Delivery | None:
+    """The delivery a stream record carries: None for any record but a new event item.
+
+    Raises ValueError (or KeyError) for an event record this kit did not write."""
+    if record.get("eventName") != "INSERT":
+        return None
+    data = record["dynamodb"]
+    keys = data["Keys"]
+    if not keys[table.SK]["S"].startswith(table.EVENT_PREFIX):
+        return None
+    scope, task_id = table.parse_task_pk(keys[table.PK]["S"])
+    image = data["NewImage"]
+    raw = image["event"]["B"]
+    # Lambda's JSON event carries binary attributes base64-encoded; boto3 gives bytes.
+    event = pb.StreamResponse.FromString(raw if isinstance(raw, bytes) else
+                                         base64.b64decode(raw, validate=True))
+    return Delivery(scope, task_id, int(image["seq"]["N"]), event)
+
+
+async def dispatch_records(dispatcher: Dispatcher, records: Iterable[Record],
+                           budget: float | None = None) -> list[str]:
+    """Dispatch the records' deliveries within `budget` seconds; returns the sequence numbers
+    of the records to retry (at most one per task: the first it could not settle)."""
+    deadline = None if budget is None else asyncio.get_running_loop().time() + budget
+    tasks: dict[tuple[Scope, str], list[tuple[str, Delivery]]] = {}
+    for record in records:
+        try:
+            found = delivery(record)
+            sequence = str(record["dynamodb"]["SequenceNumber"])
+            int(sequence)  # numeric: the retry point is the smallest of them
+        except (KeyError, TypeError, ValueError) as exc:
+            # Retrying a record that cannot be read would only block its shard.
+            log.error("push: skipped a stream record this kit cannot read: %r", exc)
+            continue
+        if found is not None:
+            tasks.setdefault((found.scope, found.task_id), []).append((sequence, found))
+
+    async def in_order(items: list[tuple[str, Delivery]]) -> str | None:
+        # The events of one transaction may reach the stream in any order: send by seq.
+        items.sort(key=lambda item: item[1].seq)
+        for index, (_, item) in enumerate(items):
+            try:
+                await dispatcher.dispatch(item, deadline=deadline)
+            except Exception:
+                log.exception("push: task %s event %d could not be dispatched; retried",
+                              item.task_id, item.seq)
+                # The retry starts at this record in stream order: the earliest one left.
+                return min((sequence for sequence, _ in items[index:]), key=int)
+        return None
+
+    failed = await asyncio.gather(*(in_order(items) for items in tasks.values()))
+    return [sequence for sequence in failed if sequence is not None]

@@ -1,0 +1,34 @@
+"""Lambda entry point of the push dispatcher: `handlers.push.handler`, triggered by the table's
+DynamoDB Stream, filtered to new event items (infra). See `a2akit.push.stream`.
+
+Settings, store client and sender are made once per container, at import; the event loop
+is kept across invocations, like the store client's connections.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from a2akit.budget import LambdaContext, worker_budget
+from a2akit.push.dispatcher import make_dispatcher
+from a2akit.push.stream import dispatch_records
+from a2akit.runtime import explain_startup_errors, make_store
+from a2akit.settings import Settings
+
+__all__ = ["handler"]
+
+with explain_startup_errors(reraise=True):
+    settings = Settings.from_env()
+    logging.getLogger("a2akit").setLevel(settings.log_level)
+    dispatcher = make_dispatcher(settings, make_store(settings))
+_loop = asyncio.new_event_loop()
+
+
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    """Deliver the events of one batch of stream records; returns the partial batch
+    response (the records to retry, by sequence number)."""
+    failed = _loop.run_until_complete(dispatch_records(
+        dispatcher, event.get("Records", []), worker_budget(settings, context)))
+    return {"batchItemFailures": [{"itemIdentifier": sequence} for sequence in failed]}
