@@ -1,4 +1,5 @@
-"""Alarms on the signals that mean callers are failing: errors, throttles, unhealthy targets."""
+"""Alarms on the signals that mean callers are failing: errors, throttles, unhealthy targets,
+and (with push) failed deliveries and a stuck stream."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sns_subscriptions as subscriptions
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
+
+from .push import FAILED_METRIC, ITERATOR_AGE_ALARM_SECONDS, METRIC_NAMESPACE, PushDispatcher
 
 __all__ = ["Alarms"]
 
@@ -32,6 +35,7 @@ class Alarms(Construct):
         email: str | None,
         worker: lambda_.IFunction | None = None,
         dead_letter_queue: sqs.IQueue | None = None,
+        push: PushDispatcher | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         self.topic = sns.Topic(self, "Topic", enforce_ssl=True)
@@ -69,6 +73,8 @@ class Alarms(Construct):
                 ),
                 "Queue messages in the dead-letter queue",
             )
+        if push is not None:
+            self._add_push(push)
         if target_group is not None:
             self._add(
                 "UnhealthyTargets",
@@ -76,12 +82,50 @@ class Alarms(Construct):
                 "gRPC targets failing their health check",
             )
 
-    def _add(self, construct_id: str, metric: cloudwatch.IMetric, description: str) -> None:
+    def _add_push(self, push: PushDispatcher) -> None:
+        self._add("PushDispatcherErrors", push.function.metric_errors(period=_PERIOD),
+                  "Push dispatcher errors (its stream batches are retried)")
+        # Each message is a delivery that failed after all its attempts.
+        self._add(
+            "PushDeadLetters",
+            push.dead_letter_queue.metric_approximate_number_of_messages_visible(
+                period=_PERIOD, statistic="Maximum"
+            ),
+            "Push notifications in the dead-letter queue",
+        )
+        # The same failures as they happen, from the dispatcher's Embedded Metric Format log
+        # lines (no dimensions): seen even when someone drains the queue.
+        self._add(
+            "PushDeliveryFailed",
+            cloudwatch.Metric(namespace=METRIC_NAMESPACE, metric_name=FAILED_METRIC,
+                              statistic="Sum", period=_PERIOD),
+            "Push deliveries that failed after all their attempts",
+        )
+        # Each message is a stream batch the dispatcher could not process (store or
+        # dead-letter queue unreachable): its notifications were not sent.
+        self._add(
+            "PushFailedBatches",
+            push.failed_batches.metric_approximate_number_of_messages_visible(
+                period=_PERIOD, statistic="Maximum"
+            ),
+            "Stream batches the push dispatcher gave up on",
+        )
+        # How long after its write the last record of a batch reached the dispatcher (ms): a
+        # stuck or lagging stream.
+        self._add(
+            "PushIteratorAge",
+            push.function.metric("IteratorAge", period=_PERIOD, statistic="Maximum"),
+            f"Push notifications more than {ITERATOR_AGE_ALARM_SECONDS} s behind the table",
+            threshold=ITERATOR_AGE_ALARM_SECONDS * 1000,
+        )
+
+    def _add(self, construct_id: str, metric: cloudwatch.IMetric, description: str, *,
+             threshold: float = 1) -> None:
         alarm = cloudwatch.Alarm(
             self,
             construct_id,
             metric=metric,
-            threshold=1,
+            threshold=threshold,
             evaluation_periods=1,
             comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
             treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,

@@ -29,7 +29,7 @@ def build_app(app: App | None = None, *, lambda_bundle: str | None = None) -> Ap
     config = DeployConfig.from_context(app.node.try_get_context)
     bundle = lambda_bundle or config.lambda_bundle
     if bundle is None:
-        build_bundle(DEFAULT_DIR, jwt=config.auth == AUTH.JWT)
+        build_bundle(DEFAULT_DIR, jwt=config.auth == AUTH.JWT, push=config.push)
         bundle = str(DEFAULT_DIR)
     # Context wins; otherwise the CLI's own profile (CDK_DEFAULT_*), as `cdk` sets them.
     env = Environment(

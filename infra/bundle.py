@@ -20,8 +20,8 @@ import sys
 from pathlib import Path
 
 _RUNTIME_VERSION = (3, 13)  # infra/jsonrpc_api.py: RUNTIME
-__all__ = ["DEFAULT_DIR", "JWT_REQUIREMENTS", "PACKAGES", "REQUIREMENTS", "BundleError",
-           "build_bundle", "compile_bytecode", "runtime_python"]
+__all__ = ["DEFAULT_DIR", "JWT_REQUIREMENTS", "PACKAGES", "PUSH_REQUIREMENTS", "REQUIREMENTS",
+           "BundleError", "build_bundle", "compile_bytecode", "runtime_python"]
 
 _ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DIR = _ROOT / "build" / "lambda"  # build/ is git-ignored
@@ -37,6 +37,10 @@ REQUIREMENTS = (
 # The `jwt` extra, for deployments whose callers present JWTs (a2a:auth=jwt, the default):
 # about 15 MB unzipped, loaded only when A2A_JWT_ISSUER is set. Keep in step with pyproject.
 JWT_REQUIREMENTS = ("PyJWT[crypto]>=2.10,<3",)
+# The `push` extra, for deployments with push notifications (a2a:push=true): the HTTP client
+# of the stream dispatcher (handlers.push), which alone imports it; about 1 MB unzipped.
+# Keep in step with pyproject.
+PUSH_REQUIREMENTS = ("httpx>=0.27,<1",)
 # The kit's own packages the handler imports.
 PACKAGES = ("a2akit", "handlers")
 
@@ -56,9 +60,9 @@ class BundleError(RuntimeError):
     """pip could not install the Lambda dependencies; the message carries its output."""
 
 
-def build_bundle(target: Path = DEFAULT_DIR, *, jwt: bool = True) -> int:
-    """Rebuild `target` from scratch (with the JWT libraries unless `jwt` is false) and
-    return its size in bytes."""
+def build_bundle(target: Path = DEFAULT_DIR, *, jwt: bool = True, push: bool = False) -> int:
+    """Rebuild `target` from scratch (with the JWT libraries unless `jwt` is false, with the
+    push dispatcher's HTTP client if `push` is true) and return its size in bytes."""
     if target.exists():
         shutil.rmtree(target)
     target.mkdir(parents=True)
@@ -75,6 +79,7 @@ def build_bundle(target: Path = DEFAULT_DIR, *, jwt: bool = True) -> int:
         str(target),
         *REQUIREMENTS,
         *(JWT_REQUIREMENTS if jwt else ()),
+        *(PUSH_REQUIREMENTS if push else ()),
     ]
     result = subprocess.run(command, capture_output=True, text=True, check=False)
     if result.returncode != 0:
@@ -122,8 +127,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("target", nargs="?", type=Path, default=DEFAULT_DIR)
     parser.add_argument("--without-jwt", action="store_true",
                         help="leave out PyJWT and cryptography (a2a:auth is not jwt)")
+    parser.add_argument("--with-push", action="store_true",
+                        help="add httpx, the push dispatcher's HTTP client (a2a:push=true)")
     args = parser.parse_args(argv)
-    size = build_bundle(args.target, jwt=not args.without_jwt)
+    size = build_bundle(args.target, jwt=not args.without_jwt, push=args.with_push)
     print(f"{args.target}: {size / 1e6:.1f} MB")
     return 0
 

@@ -43,6 +43,7 @@ class CONTEXT:
     WORKER_TIMEOUT_SECONDS = "a2a:workerTimeoutSeconds"
     LEASE_SECONDS = "a2a:leaseSeconds"
     QUEUE_MAX_RECEIVES = "a2a:queueMaxReceives"
+    PUSH = "a2a:push"
     # Authentication (infra/README.md, "Authentication").
     AUTH = "a2a:auth"
     JWT_ISSUER = "a2a:jwtIssuer"
@@ -88,6 +89,10 @@ class DeployConfig:
     worker_timeout_seconds: int = _MAX_WORKER_TIMEOUT_SECONDS
     lease_seconds: float = 30.0
     queue_max_receives: int = 3
+    # Push notifications: the capability on every binding, and the stream dispatcher that
+    # delivers them (infra/push.py). Off by default: it lets agents' callers make the stack
+    # send HTTP requests to the internet.
+    push: bool = False
     auth: str = AUTH.JWT
     jwt_issuer: str | None = None  # None with auth=jwt: the stack's own Cognito user pool
     jwt_audience: str | None = None  # comma-separated; the Cognito app client by default
@@ -197,6 +202,7 @@ class DeployConfig:
             queue_max_receives=_int(
                 get, CONTEXT.QUEUE_MAX_RECEIVES, default("queue_max_receives")
             ),
+            push=_bool(get, CONTEXT.PUSH, default("push")),
             auth=_str(get, CONTEXT.AUTH) or default("auth"),
             jwt_issuer=_str(get, CONTEXT.JWT_ISSUER),
             jwt_audience=_str(get, CONTEXT.JWT_AUDIENCE),

@@ -11,13 +11,14 @@ from aws_cdk import aws_apigatewayv2_authorizers as authorizers
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
-from a2akit.settings import ENV, QUEUE, Settings
+from a2akit.settings import ENV, QUEUE, STREAM, Settings
 
 from .alarms import Alarms
 from .auth import ApiKeySecret, CognitoIssuer
 from .config import AUTH, DeployConfig
 from .grpc_service import GrpcService
 from .jsonrpc_api import JsonRpcApi
+from .push import PushDispatcher
 from .sweeper import LeaseSweeper
 from .table import DATA_ACTIONS, INDEX_ACTIONS, TaskTable
 from .worker import QueueWorker
@@ -34,7 +35,7 @@ def _flag(value: bool) -> str:
 class A2AStack(Stack):
     """Table, the callers' issuer or key secret, JSON-RPC Lambda + HTTP API, the task queue
     and its worker Lambda (when a binding queues), the lease sweeper, optional gRPC on
-    Fargate, alarms."""
+    Fargate, the push dispatcher (with push), alarms."""
 
     def __init__(
         self,
@@ -51,12 +52,28 @@ class A2AStack(Stack):
         self.api_keys: ApiKeySecret | None = None
         auth_environment = self._configure_auth(config)
 
+        # Push: every process has the capability, and only the stream dispatcher delivers
+        # (a Lambda freezes once it answers, so no front door or worker can send in the
+        # background). Without push, none of these: the capability stays off.
+        push_environment = (
+            {ENV.PUSH_NOTIFICATIONS: "true", ENV.PUSH_DELIVERY: STREAM} if config.push else {}
+        )
+        self.push: PushDispatcher | None = None
+        if config.push:
+            self.push = PushDispatcher(
+                self,
+                "Push",
+                code_dir=lambda_bundle,
+                table=self.table.table,
+                environment={ENV.TABLE: self.table.table.table_name, **push_environment},
+            )
         # What every process that runs agents reads; the bindings add how callers sign in.
         runtime = {
             ENV.AGENT: config.agent,
             ENV.TABLE: self.table.table.table_name,
             ENV.RETENTION_DAYS: str(Settings.retention_days),
             ENV.LEASE_SECONDS: f"{config.lease_seconds:g}",
+            **push_environment,
         }
         common = {
             **runtime,
@@ -105,7 +122,10 @@ class A2AStack(Stack):
             self.worker.queue.grant_send_messages(self.jsonrpc.function)
 
         self.sweeper = LeaseSweeper(
-            self, "Sweeper", code_dir=lambda_bundle, environment={ENV.TABLE: common[ENV.TABLE]}
+            self,
+            "Sweeper",
+            code_dir=lambda_bundle,
+            environment={ENV.TABLE: common[ENV.TABLE], **push_environment},
         )
         self._grant_table(self.sweeper.function.role, self.table.lease_index_arn)
         self._grant_keys(self.jsonrpc.function.role)
@@ -149,8 +169,10 @@ class A2AStack(Stack):
             target_group=self.grpc.target_group if self.grpc else None,
             worker=self.worker.function if self.worker else None,
             dead_letter_queue=self.worker.dead_letter_queue if self.worker else None,
+            push=self.push,
             email=config.alarm_email,
         )
+        self._deliver_from_the_start()
 
         CfnOutput(self, "JsonRpcUrl", value=self.jsonrpc.url, description="HTTP API base URL")
         CfnOutput(
@@ -163,6 +185,13 @@ class A2AStack(Stack):
         if self.worker is not None:
             CfnOutput(self, "QueueUrl", value=self.worker.queue.queue_url)
             CfnOutput(self, "DeadLetterQueueUrl", value=self.worker.dead_letter_queue.queue_url)
+        if self.push is not None:
+            CfnOutput(self, "PushDeadLetterQueueUrl",
+                      value=self.push.dead_letter_queue.queue_url,
+                      description="push deliveries that failed after all their attempts")
+            CfnOutput(self, "PushFailedBatchesQueueUrl",
+                      value=self.push.failed_batches.queue_url,
+                      description="stream batches the push dispatcher could not process")
         self._auth_outputs()
         if self.grpc is not None:
             CfnOutput(
@@ -172,6 +201,20 @@ class A2AStack(Stack):
                 description="internal ALB host:port (TLS); give it a DNS name from the certificate",
             )
         self._suppress_nag_findings()
+
+    def _deliver_from_the_start(self) -> None:
+        """The push settings reach the processes that write events only once the stream
+        mapping exists: it starts at LATEST, so a task that may have push configs never
+        writes an event the dispatcher does not see."""
+        if self.push is None:
+            return
+        writers: list[Construct] = [self.jsonrpc.function, self.sweeper.function]
+        if self.worker is not None:
+            writers.append(self.worker.function)
+        if self.grpc is not None:
+            writers.append(self.grpc.service.task_definition)
+        for writer in writers:
+            writer.node.add_dependency(self.push.mapping)
 
     def _configure_auth(self, config: DeployConfig) -> dict[str, str]:
         """The scheme `a2a:auth` chooses, as the environment both bindings read."""
@@ -252,6 +295,8 @@ class A2AStack(Stack):
         functions = [self.jsonrpc.function, self.sweeper.function]
         if self.worker is not None:
             functions.append(self.worker.function)
+        if self.push is not None:
+            functions.append(self.push.function)
         for function in functions:
             role = function.role
             assert role is not None
@@ -264,9 +309,10 @@ class A2AStack(Stack):
                 ),
                 Acknowledgment(
                     id="AwsSolutions-IAM5[Resource::*]",
-                    reason="X-Ray segment upload (active tracing) has no resource-level"
-                    " permissions; the table statements name the table and its indexes, the"
-                    " queue statements the one queue.",
+                    reason="X-Ray segment upload (active tracing) and dynamodb:ListStreams (the"
+                    " push dispatcher's stream mapping) have no resource-level permissions; the"
+                    " table statements name the table, its indexes or its stream, the queue"
+                    " statements one queue each.",
                 ),
             )
             Validations.of(function).acknowledge(
@@ -311,6 +357,16 @@ class A2AStack(Stack):
                     " of its own: keys are rotated by adding and removing records.",
                 )
             )
+        if self.push is not None:
+            for queue in (self.push.dead_letter_queue, self.push.failed_batches):
+                Validations.of(queue).acknowledge(
+                    Acknowledgment(
+                        id="AwsSolutions-SQS3",
+                        reason="A dead-letter store itself: the push dispatcher (failed"
+                        " deliveries) or Lambda (stream batches it gave up on) writes here, and"
+                        " only people read it, with an alarm on its depth.",
+                    )
+                )
         if self.grpc is not None:
             execution_role = self.grpc.service.task_definition.execution_role
             assert execution_role is not None

@@ -63,6 +63,24 @@ def template(synthesized: tuple[Template, Path]) -> Template:
     return synthesized[0]
 
 
+# cdk.json's context with push notifications on: the same stack plus the push dispatcher.
+PUSH_CONTEXT: dict[str, Any] = {"a2a:push": "true"}
+
+
+@pytest.fixture(scope="session")
+def synthesized_push(
+    empty_bundle: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Template, Path]]:
+    _, template, path = _synth(empty_bundle, tmp_path_factory.mktemp("cdk_out_push"),
+                               **PUSH_CONTEXT)
+    yield template, path
+
+
+@pytest.fixture(scope="session")
+def push_template(synthesized_push: tuple[Template, Path]) -> Template:
+    return synthesized_push[0]
+
+
 Synth = Callable[..., tuple[App, Template, Path]]
 
 

@@ -16,6 +16,7 @@ from cfnlint.api import ManualArgs, lint_file  # type: ignore[import-untyped]
 
 from infra.app import build_app
 from infra.stack import PROJECT_ROOT
+from tests.infra.conftest import PUSH_CONTEXT
 
 # Each synth runs the CDK's node process (jsii); validation costs 11-15 s more.
 pytestmark = pytest.mark.slow
@@ -33,9 +34,10 @@ def _conclusions(report: dict[str, Any]) -> dict[str, str]:
 def test_validation_on_with_cdk_nag(
     synth: Callable[..., tuple[Any, Template, Path]], empty_bundle: Path, tmp_path: Path
 ) -> None:
-    # The one synth with CloudFormation validation on; cdk-nag runs in every synth
-    # (build_app registers it) and fails synthesis on any unacknowledged finding.
-    synth(empty_bundle, tmp_path, validate=True)
+    # The one synth with CloudFormation validation on, of the fullest stack (cdk.json's, with
+    # push); cdk-nag runs in every synth (build_app registers it) and fails synthesis on any
+    # unacknowledged finding.
+    synth(empty_bundle, tmp_path, validate=True, **PUSH_CONTEXT)
     report = json.loads((tmp_path / "validation-report.json").read_text())
     # Without validation the report is written too, but no plugin reports in it.
     assert _conclusions(report).get("CloudFormation Validate") == "success", report
@@ -62,7 +64,8 @@ def test_cdk_nag_fails_synthesis_on_an_unacknowledged_finding(
     assert _conclusions(report).get("AwsSolutions") == "failure", report
 
 
-def test_cfn_lint_finds_nothing(synthesized: tuple[Template, Path]) -> None:
-    _, path = synthesized
+@pytest.mark.parametrize("fixture", ["synthesized", "synthesized_push"])
+def test_cfn_lint_finds_nothing(fixture: str, request: pytest.FixtureRequest) -> None:
+    _, path = request.getfixturevalue(fixture)
     matches = lint_file(path, config=ManualArgs(ignore_checks=_IGNORED_LINT_CHECKS))
     assert [str(match) for match in matches] == []

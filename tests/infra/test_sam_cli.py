@@ -78,8 +78,11 @@ def test_sam_validate_with_lint(sam: Path, synthesized: tuple[Template, Path], t
     assert "is a valid SAM Template" in run.stdout
 
 
-def test_sam_build(sam: Path, synthesized: tuple[Template, Path], tmp_path: Path) -> None:
-    _, template = synthesized
+# With push, the template has one more function from the same asset (the dispatcher).
+@pytest.mark.parametrize("fixture", ["synthesized", "synthesized_push"])
+def test_sam_build(sam: Path, fixture: str, request: pytest.FixtureRequest,
+                   tmp_path: Path) -> None:
+    _, template = request.getfixturevalue(fixture)
     project = _project(tmp_path, template.parent,
                        SAMCONFIG["default"]["build"]["parameters"]["template"])
     run = _sam(sam, project, "build")

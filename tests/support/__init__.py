@@ -5,6 +5,8 @@
     errors       read a google.rpc.Status (ErrorInfo, BadRequest) from a JSON-RPC error body
                  or a gRPC trailer
     harness      the core over a MemoryStore, and the one place a test starts the gRPC binding
+    event_filter whether a Lambda event filter pattern (the subset the stack uses: exact
+                 values, prefix) lets a record through, e.g. infra.push_filter's pattern
 
 Binding-specific clients stay with their tests (tests/jsonrpc/client.py).
 """
