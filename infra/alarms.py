@@ -14,7 +14,9 @@ from aws_cdk import aws_sns_subscriptions as subscriptions
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from .push import FAILED_METRIC, ITERATOR_AGE_ALARM_SECONDS, METRIC_NAMESPACE, PushDispatcher
+from a2akit.push.metric import DIMENSION, FAILED_METRIC, METRIC_NAMESPACE
+
+from .push import ITERATOR_AGE_ALARM_SECONDS, PushDispatcher
 
 __all__ = ["Alarms"]
 
@@ -94,10 +96,11 @@ class Alarms(Construct):
             "Push notifications in the dead-letter queue",
         )
         # The same failures as they happen, from the dispatcher's Embedded Metric Format log
-        # lines (no dimensions): seen even when someone drains the queue.
+        # lines (dimension: this stack's dispatcher): seen even when someone drains the queue.
         self._add(
             "PushDeliveryFailed",
             cloudwatch.Metric(namespace=METRIC_NAMESPACE, metric_name=FAILED_METRIC,
+                              dimensions_map={DIMENSION: push.function.function_name},
                               statistic="Sum", period=_PERIOD),
             "Push deliveries that failed after all their attempts",
         )

@@ -30,9 +30,7 @@ from .worker import bundle_function
 
 __all__ = [
     "DISPATCHER_TIMEOUT_SECONDS",
-    "FAILED_METRIC",
     "ITERATOR_AGE_ALARM_SECONDS",
-    "METRIC_NAMESPACE",
     "PUSH_HANDLER",
     "READ_ACTIONS",
     "PushDispatcher",
@@ -44,11 +42,6 @@ PUSH_HANDLER = "handlers.push.handler"
 # batch can hold more than that: what the dispatcher cannot finish in time it reports as
 # batch item failures, and the mapping retries from there.
 DISPATCHER_TIMEOUT_SECONDS = 300
-# What the dispatcher logs in Embedded Metric Format for each delivery that failed after all
-# its attempts: no dimensions, so CloudWatch makes the metric from the log line alone (no
-# PutMetricData permission).
-METRIC_NAMESPACE = "A2AKit"
-FAILED_METRIC = "PushDeliveryFailed"
 # Records that reach the dispatcher this long after they were written: the stream is stuck
 # (a batch failing again and again) or far behind.
 ITERATOR_AGE_ALARM_SECONDS = 60

@@ -17,13 +17,12 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from a2akit.store.table import SK, event_sk
+from a2akit.store.table import EVENT_PREFIX, SK
 
 __all__ = ["EVENT_SK_PREFIX", "PUSH_FILTER_PATTERN"]
 
-# What every event item's sort key starts with ("EV#"): an event's sort key is this prefix and
-# the zero-padded sequence number, so the store's key layout stays the one source.
-EVENT_SK_PREFIX: Final[str] = event_sk(0).rstrip("0")
+# What every event item's sort key starts with ("EV#"), from the store's key layout.
+EVENT_SK_PREFIX: Final[str] = EVENT_PREFIX
 
 PUSH_FILTER_PATTERN: Final[dict[str, Any]] = {
     "eventName": ["INSERT"],

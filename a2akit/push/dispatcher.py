@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from a2akit import protojson
 from a2akit.generated import a2a_pb2 as pb
+from a2akit.push.metric import failure_line
 from a2akit.push.sender import Delivered, Dropped, Failed, RetryPolicy, Sender
 from a2akit.settings import Settings
 from a2akit.store.base import Scope, TaskStore
@@ -33,9 +34,6 @@ __all__ = ["DeadLetters", "Delivery", "Dispatcher", "LoggedDeadLetters", "SqsDea
            "make_dispatcher"]
 
 log = logging.getLogger("a2akit.push")
-
-METRIC_NAMESPACE = "A2AKit"
-FAILED_METRIC = "PushDeliveryFailed"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -139,20 +137,6 @@ def dead_letter(delivery: Delivery, config: pb.TaskPushNotificationConfig,
         "failedAt": int(time.time() * 1000),
         "event": protojson.to_json(delivery.event),
     }
-
-
-def failure_line(record: Mapping[str, Any]) -> str:
-    """One JSON line: a structured log record and, in CloudWatch, one count of the metric
-    the stack alarms on (Embedded Metric Format)."""
-    fields = {key: value for key, value in record.items() if key != "event"}
-    return json.dumps({
-        "_aws": {"Timestamp": record["failedAt"], "CloudWatchMetrics": [{
-            "Namespace": METRIC_NAMESPACE, "Dimensions": [[]],
-            "Metrics": [{"Name": FAILED_METRIC, "Unit": "Count"}]}]},
-        FAILED_METRIC: 1,
-        "message": "push notification not delivered",
-        **fields,
-    }, separators=(",", ":"))
 
 
 def make_dispatcher(settings: Settings, store: TaskStore) -> Dispatcher:

@@ -20,12 +20,11 @@ from infra.config import ConfigError, DeployConfig
 from infra.jsonrpc_api import HANDLER
 from infra.push import (
     DISPATCHER_TIMEOUT_SECONDS,
-    FAILED_METRIC,
     ITERATOR_AGE_ALARM_SECONDS,
-    METRIC_NAMESPACE,
     PUSH_HANDLER,
     READ_ACTIONS,
 )
+from a2akit.push.metric import FAILED_METRIC, METRIC_NAMESPACE
 from infra.push_filter import PUSH_FILTER_PATTERN
 from infra.sweeper import SWEEPER_HANDLER
 from infra.worker import WORKER_HANDLER
@@ -222,13 +221,13 @@ def test_push_alarms(push_template: Template) -> None:
             "Statistic": "Maximum", "Threshold": 1,
             "Dimensions": [{"Name": "QueueName", "Value": {"Fn::GetAtt": [queue_id, "QueueName"]}}],
         })
-    # The dispatcher's Embedded Metric Format count, which has no dimensions.
+    dimensions = [{"Name": "FunctionName", "Value": {"Ref": dispatcher_id}}]
+    # The dispatcher's Embedded Metric Format count, by its function name (a2akit.push.metric).
     push_template.has_resource_properties("AWS::CloudWatch::Alarm", {
         **common, "Namespace": METRIC_NAMESPACE, "MetricName": FAILED_METRIC,
-        "Statistic": "Sum", "Threshold": 1, "Dimensions": Match.absent(),
+        "Statistic": "Sum", "Threshold": 1, "Dimensions": dimensions,
     })
     assert (METRIC_NAMESPACE, FAILED_METRIC) == ("A2AKit", "PushDeliveryFailed")
-    dimensions = [{"Name": "FunctionName", "Value": {"Ref": dispatcher_id}}]
     push_template.has_resource_properties("AWS::CloudWatch::Alarm", {
         **common, "Namespace": "AWS/Lambda", "MetricName": "Errors", "Threshold": 1,
         "Dimensions": dimensions,
