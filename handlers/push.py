@@ -29,6 +29,8 @@ _loop = asyncio.new_event_loop()
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """Deliver the events of one batch of stream records; returns the partial batch
     response (the records to retry, by sequence number)."""
-    failed = _loop.run_until_complete(dispatch_records(
-        dispatcher, event.get("Records", []), worker_budget(settings, context)))
+    # A request started at the budget's end may take its whole timeout.
+    budget = max(0.0, worker_budget(settings, context) - settings.push_timeout_seconds)
+    failed = _loop.run_until_complete(dispatch_records(dispatcher, event.get("Records", []),
+                                                       budget))
     return {"batchItemFailures": [{"itemIdentifier": sequence} for sequence in failed]}

@@ -50,8 +50,9 @@ def delivery(record: Record) -> Delivery | None:
 
 async def dispatch_records(dispatcher: Dispatcher, records: Iterable[Record],
                            budget: float | None = None) -> list[str]:
-    """Dispatch the records' deliveries within `budget` seconds; returns the sequence numbers
-    of the records to retry (at most one per task: the first it could not settle)."""
+    """Dispatch the records' deliveries, starting none after `budget` seconds (retries of one
+    that started stop there too, and it fails for good); returns the sequence numbers of the
+    records to retry (at most one per task: the earliest it did not settle)."""
     deadline = None if budget is None else asyncio.get_running_loop().time() + budget
     tasks: dict[tuple[Scope, str], list[tuple[str, Delivery]]] = {}
     for record in records:
@@ -69,7 +70,11 @@ async def dispatch_records(dispatcher: Dispatcher, records: Iterable[Record],
     async def in_order(items: list[tuple[str, Delivery]]) -> str | None:
         # The events of one transaction may reach the stream in any order: send by seq.
         items.sort(key=lambda item: item[1].seq)
+        loop = asyncio.get_running_loop()
         for index, (_, item) in enumerate(items):
+            if deadline is not None and loop.time() >= deadline:
+                # Out of time before this event: the mapping offers it again, from here.
+                return min((sequence for sequence, _ in items[index:]), key=int)
             try:
                 await dispatcher.dispatch(item, deadline=deadline)
             except Exception:

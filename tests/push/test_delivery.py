@@ -1,0 +1,270 @@
+"""Push delivery in process (`A2A_PUSH_DELIVERY=inline`): every stored event of a task reaches
+its webhooks in order, with the right headers and body, for tasks made through either binding;
+retries, the dead-letter queue, deletes and the per-task cap.
+
+The webhook is a real HTTP receiver on loopback (tests/support/webhooks.py), allowed through
+the development settings; JSON-RPC calls go through the ASGI app, gRPC calls through a real
+grpc.aio server (tests/support/harness.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import json
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import grpc
+import httpx
+import pytest
+
+from a2akit import protojson
+from a2akit.agent import RequestContext, TaskHandle
+from a2akit.auth import ANONYMOUS
+from a2akit.examples.streaming import StreamingAgent
+from a2akit.generated import a2a_pb2 as pb
+from a2akit.operations import Operations
+from a2akit.push.inline import DeliveringStore
+from a2akit.settings import INLINE, Settings
+from a2akit.store.base import Scope
+from handlers.jsonrpc_app import create_app
+from tests.support.harness import grpc_server, memory_operations
+from tests.support.webhooks import Received, Receiver, Reply
+
+pytestmark = pytest.mark.anyio
+
+SCOPE = Scope("", ANONYMOUS)
+# The receiver listens on 127.0.0.1 over plain HTTP: allowed only by the development settings.
+PUSH = Settings(allow_anonymous=True, push_notifications=True, push_delivery=INLINE,
+                push_allow_http=True, push_allow_cidrs=("127.0.0.1/32",),
+                push_attempts=3, push_backoff_seconds=0.01, push_backoff_cap_seconds=0.05,
+                push_timeout_seconds=2.0)
+V1 = {"A2A-Version": "1.0", "Content-Type": "application/json"}
+
+
+class _Quick(StreamingAgent):
+    delay = 0.001
+
+
+class _Gated:
+    """Reports WORKING, then waits for `go` before its artifact and completion."""
+
+    def __init__(self) -> None:
+        self.go = asyncio.Event()
+
+    async def execute(self, context: RequestContext, task: TaskHandle) -> None:
+        await task.working("waiting")
+        await self.go.wait()
+        await task.add_artifact("after the gate")
+        await task.complete()
+
+
+@pytest.fixture
+def hook() -> Iterator[Receiver]:
+    with Receiver() as receiver:
+        yield receiver
+
+
+def _config(hook: Receiver, **fields: Any) -> dict[str, Any]:
+    return {"url": hook.url(), "token": "notify-token",
+            "authentication": {"scheme": "Bearer", "credentials": "webhook-secret"}, **fields}
+
+
+def _send_params(text: str, config: dict[str, Any] | None,
+                 return_immediately: bool = False) -> dict[str, Any]:
+    configuration: dict[str, Any] = {"returnImmediately": return_immediately}
+    if config is not None:
+        configuration["taskPushNotificationConfig"] = config
+    return {"message": {"messageId": f"m-{id(config)}-{text}", "role": "ROLE_USER",
+                        "parts": [{"text": text}]}, "configuration": configuration}
+
+
+@contextlib.asynccontextmanager
+async def _jsonrpc(ops: Operations) -> AsyncIterator[httpx.AsyncClient]:
+    transport = httpx.ASGITransport(app=create_app(ops))
+    async with httpx.AsyncClient(transport=transport, base_url="http://a2a.test") as client:
+        yield client
+
+
+async def _call(client: httpx.AsyncClient, method: str, params: dict[str, Any]) -> Any:
+    reply = await client.post("/", headers=V1, json={"jsonrpc": "2.0", "id": 1,
+                                                     "method": method, "params": params})
+    body = reply.json()
+    assert "result" in body, body
+    return body["result"]
+
+
+async def _send(binding: str, ops: Operations, params: dict[str, Any]) -> str:
+    """SendMessage through `binding`; the task id."""
+    if binding == "jsonrpc":
+        async with _jsonrpc(ops) as client:
+            return str((await _call(client, "SendMessage", params))["task"]["id"])
+    async with grpc_server(ops) as server:
+        request = protojson.from_json(params, pb.SendMessageRequest)
+        response = await server.stub.SendMessage(request, metadata=(("a2a-version", "1.0"),))
+        return str(response.task.id)
+
+
+async def _stored_events(ops: Operations, task_id: str) -> list[dict[str, Any]]:
+    return [protojson.to_json(e.event) for e in await ops.store.events_after(SCOPE, task_id, 0)]
+
+
+async def _arrived(hook: Receiver, count: int) -> list[Received]:
+    return await asyncio.to_thread(hook.wait_for, count)
+
+
+async def _settled(ops: Operations) -> None:
+    """Every in-process delivery handed out so far has finished."""
+    assert isinstance(ops.store, DeliveringStore)
+    assert await ops.store.delivery.drain(10) == 0
+
+
+def _bodies(received: list[Received]) -> list[dict[str, Any]]:
+    return [json.loads(request.body) for request in received]
+
+
+@pytest.mark.parametrize("binding", ["jsonrpc", "grpc"])
+async def test_every_event_of_a_streaming_agent_arrives_in_order(binding: str,
+                                                                 hook: Receiver) -> None:
+    ops = memory_operations(_Quick(), PUSH)
+    task_id = await _send(binding, ops, _send_params("one two three four", _config(hook)))
+    await _settled(ops)
+    expected = await _stored_events(ops, task_id)
+    received = hook.requests
+    # The task as first recorded, WORKING, four artifact chunks, COMPLETED: each once, in order.
+    assert len(expected) == 7
+    assert _bodies(received) == expected
+    assert expected[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    for request in received:
+        assert request.method == "POST"
+        assert request.target == "/hook"
+        assert request.headers["content-type"] == "application/a2a+json"
+        assert request.headers["authorization"] == "Bearer webhook-secret"
+        assert request.headers["x-a2a-notification-token"] == "notify-token"
+
+
+async def test_a_config_created_later_gets_the_events_written_after_it(hook: Receiver) -> None:
+    agent = _Gated()
+    ops = memory_operations(agent, PUSH)
+    async with _jsonrpc(ops) as client:
+        task = (await _call(client, "SendMessage", _send_params("x", None, True)))["task"]
+        await _call(client, "CreateTaskPushNotificationConfig",
+                    {"taskId": task["id"], **_config(hook)})
+        agent.go.set()
+        await _settled(ops)
+        await asyncio.sleep(0.05)  # the agent's last writes
+        await _settled(ops)
+    bodies = _bodies(hook.requests)
+    assert [list(body) for body in bodies] == [["artifactUpdate"], ["statusUpdate"]]
+    assert bodies[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+async def test_a_config_deleted_mid_task_receives_nothing_after_the_delete(
+        hook: Receiver) -> None:
+    agent = _Gated()
+    ops = memory_operations(agent, PUSH)
+    async with _jsonrpc(ops) as client:
+        task = (await _call(client, "SendMessage",
+                            _send_params("x", _config(hook, id="doomed"), True)))["task"]
+        before = await _arrived(hook, 2)  # the task, then WORKING
+        await _call(client, "DeleteTaskPushNotificationConfig",
+                    {"taskId": task["id"], "id": "doomed"})
+        agent.go.set()
+        for _ in range(100):
+            if (await _call(client, "GetTask", {"id": task["id"]}))["status"]["state"] \
+                    == "TASK_STATE_COMPLETED":
+                break
+            await asyncio.sleep(0.01)
+        await _settled(ops)
+    assert len(before) == 2
+    assert len(hook.requests) == 2
+
+
+async def test_a_5xx_is_retried_and_the_event_still_arrives_in_order(hook: Receiver) -> None:
+    hook.plan(503, 200)  # the first event needs two attempts
+    ops = memory_operations(_Quick(), PUSH)
+    task_id = await _send("jsonrpc", ops, _send_params("one two", _config(hook)))
+    await _settled(ops)
+    expected = await _stored_events(ops, task_id)
+    assert _bodies(hook.requests) == [expected[0], *expected]
+
+
+async def test_a_webhook_that_keeps_failing_goes_to_the_dead_letter_queue_and_later_events_go_on(
+        hook: Receiver, moto_endpoint: str, capsys: pytest.CaptureFixture[str]) -> None:
+    import boto3
+
+    sqs = boto3.client("sqs", endpoint_url=moto_endpoint, region_name="us-east-1")
+    url = sqs.create_queue(QueueName=f"push-dlq-{id(hook)}")["QueueUrl"]
+    settings = dataclasses.replace(PUSH, push_dlq_url=url, sqs_endpoint=moto_endpoint)
+    hook.plan(503, 503, 503)  # every attempt at the first event
+    ops = memory_operations(_Quick(), settings)
+    task_id = await _send("jsonrpc", ops, _send_params("one", _config(hook, id="cfg-1")))
+    await _settled(ops)
+    expected = await _stored_events(ops, task_id)
+    # Three attempts at the first event, then every later event once.
+    assert _bodies(hook.requests) == [expected[0]] * 3 + expected[1:]
+    messages = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10,
+                                   WaitTimeSeconds=1).get("Messages", [])
+    assert len(messages) == 1
+    record = json.loads(messages[0]["Body"])
+    assert record["taskId"] == task_id and record["configId"] == "cfg-1"
+    assert record["seq"] == 1 and record["attempts"] == 3 and record["status"] == 503
+    assert "503" in record["error"]
+    assert record["event"] == expected[0]
+    assert "webhook-secret" not in messages[0]["Body"]
+    assert "notify-token" not in messages[0]["Body"]
+    # The operator's line: structured, and a CloudWatch metric (Embedded Metric Format).
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()
+             if line.startswith("{")]
+    (line,) = [line for line in lines if line.get("taskId") == task_id]
+    assert line["configId"] == "cfg-1" and line["PushDeliveryFailed"] == 1
+    metric = line["_aws"]["CloudWatchMetrics"][0]
+    assert metric["Namespace"] == "A2AKit"
+    assert metric["Metrics"] == [{"Name": "PushDeliveryFailed", "Unit": "Count"}]
+
+
+async def test_a_4xx_is_not_retried_and_does_not_hold_up_another_webhook(hook: Receiver) -> None:
+    with Receiver(default=Reply(400)) as broken:
+        ops = memory_operations(_Quick(), PUSH)
+        async with _jsonrpc(ops) as client:
+            task = (await _call(client, "SendMessage",
+                                _send_params("x", _config(broken), True)))["task"]
+            await _call(client, "CreateTaskPushNotificationConfig",
+                        {"taskId": task["id"], **_config(hook, id="good")})
+            for _ in range(200):
+                state = (await _call(client, "GetTask", {"id": task["id"]}))["status"]["state"]
+                if state == "TASK_STATE_COMPLETED":
+                    break
+                await asyncio.sleep(0.01)
+        await _settled(ops)
+        # One request per event to the broken webhook (a 400 is final), none repeated.
+        seen = [(json.loads(r.body), r.target) for r in broken.requests]
+        assert len(seen) == len({json.dumps(body, sort_keys=True) for body, _ in seen})
+    assert hook.requests  # the good webhook got the events written after it was created
+
+
+@pytest.mark.parametrize("binding", ["jsonrpc", "grpc"])
+async def test_configs_per_task_are_capped(binding: str, hook: Receiver) -> None:
+    ops = memory_operations(_Gated(), dataclasses.replace(PUSH, push_max_configs=2))
+    task_id = await _send(binding, ops, _send_params("x", _config(hook, id="a"), True))
+    params = {"taskId": task_id, **_config(hook, id="b")}
+    if binding == "jsonrpc":
+        async with _jsonrpc(ops) as client:
+            await _call(client, "CreateTaskPushNotificationConfig", params)
+            await _call(client, "CreateTaskPushNotificationConfig", params)  # a replace: fine
+            reply = await client.post("/", headers=V1, json={
+                "jsonrpc": "2.0", "id": 2, "method": "CreateTaskPushNotificationConfig",
+                "params": {**params, "id": "c"}})
+            assert reply.json()["error"]["code"] == -32602
+    else:
+        async with grpc_server(ops) as server:
+            metadata = (("a2a-version", "1.0"),)
+            config = protojson.from_json(params, pb.TaskPushNotificationConfig)
+            await server.stub.CreateTaskPushNotificationConfig(config, metadata=metadata)
+            config.id = "c"
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await server.stub.CreateTaskPushNotificationConfig(config, metadata=metadata)
+            assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert len(await ops.store.list_push_configs(SCOPE, task_id)) == 2
