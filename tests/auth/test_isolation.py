@@ -34,7 +34,7 @@ from tests.auth.transports import TRANSPORTS, Transport, open_transport
 
 BOB_T1, BOB_T2 = new_key(), new_key()
 TENANTS = ("", "t1", "t2", "t3")
-WEBHOOK = "https://203.0.113.10/hook"  # a public address: no DNS lookup
+WEBHOOK = "https://93.184.216.34/hook"  # a public address literal: no DNS lookup
 
 
 class AskOrFinish:

@@ -1,0 +1,7 @@
+"""Push notifications (spec 3.5.1, 4.3.3, 13.2; bindings.md 6).
+
+    guard    the SSRF guard: which webhook URLs and header values may be used (stdlib only,
+             imported by the front door when a config is created)
+    sender   one webhook POST with retries, through the guard at connect time (needs httpx;
+             only the dispatcher imports it)
+"""
