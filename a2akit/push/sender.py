@@ -193,6 +193,10 @@ class Sender:
             if _certificate_refused(exc):
                 return _Try(f"TLS certificate refused: {_reason(exc)}", retry=False)
             return _Try(f"connection failed: {_reason(exc)}")
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:
+            # Not a passing condition (a request httpx refuses to build): trying again
+            # cannot help.
+            return _Try(f"request refused by the HTTP client: {_reason(exc)}", retry=False)
 
     async def _post(self, client: httpx.AsyncClient, target: Target, headers: dict[str, str],
                     body: bytes) -> int | _Try:
