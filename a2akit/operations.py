@@ -41,6 +41,7 @@ from a2akit.errors import (
 )
 from a2akit.follow import follow
 from a2akit.generated import a2a_pb2 as pb
+from a2akit.push.guard import Policy, check_config
 from a2akit.queue import TaskQueue, enqueue
 from a2akit.runner import Duplicate, Replied, Run, Started, Terms
 from a2akit.settings import Settings
@@ -48,7 +49,6 @@ from a2akit.states import apply_event, closes_stream, is_terminal, status_event
 from a2akit.store.base import Lease, Scope, StoredTask, TaskQuery, TaskStore
 from a2akit.store.cursor import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MIN_PAGE_SIZE
 from a2akit.validation import check_history_length, check_request
-from a2akit.webhooks import check_webhook_url
 
 __all__ = ["OPERATIONS", "Operation", "Operations", "Streaming", "Unary"]
 
@@ -95,6 +95,7 @@ class Operations:
         self.card = card
         self.authenticator = authenticator
         self.queue = queue
+        self._push_policy = Policy.from_settings(settings)
         self._required_extensions = [e.uri for e in card.capabilities.extensions if e.required]
         self._supported_extensions = frozenset(e.uri for e in card.capabilities.extensions)
 
@@ -383,7 +384,7 @@ class Operations:
                            ) -> pb.TaskPushNotificationConfig:
         """A copy of a config a caller sent, checked (URL, header values), with its id."""
         self._require_push()
-        await check_webhook_url(request.url)
+        await check_config(request, self._push_policy)
         config = pb.TaskPushNotificationConfig()
         config.CopyFrom(request)
         config.id = config.id or str(uuid.uuid4())

@@ -76,6 +76,10 @@ class Dispatcher:
         self.sender = sender
         self.dead_letters = dead_letters
 
+    async def aclose(self) -> None:
+        """Close the sender's connections."""
+        await self.sender.aclose()
+
     async def dispatch(self, delivery: Delivery, *, deadline: float | None = None) -> None:
         """Send the event to each of its task's configs, concurrently.
 

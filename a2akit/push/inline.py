@@ -167,6 +167,7 @@ class DeliveringStore(TaskStore):
         left = await self.delivery.drain(CLOSE_GRACE_SECONDS)
         if left:
             log.warning("push: %d task(s) had deliveries pending at shutdown", left)
+        await self.delivery.dispatcher.aclose()
         await self.inner.close()
 
     def after_restore(self) -> None:

@@ -26,7 +26,7 @@ from a2akit.auth import Authenticator
 from a2akit.auth.api_keys import hash_key, new_key
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.runtime import build_operations
-from a2akit.settings import Settings
+from a2akit.settings import STREAM, Settings
 from a2akit.store.memory import MemoryStore
 from tests.auth.conftest import Clock
 from tests.auth.issuer import AUDIENCE, Issuer
@@ -34,7 +34,7 @@ from tests.auth.transports import TRANSPORTS, Transport, open_transport
 
 BOB_T1, BOB_T2 = new_key(), new_key()
 TENANTS = ("", "t1", "t2", "t3")
-WEBHOOK = "https://203.0.113.10/hook"  # a public address: no DNS lookup
+WEBHOOK = "https://93.184.216.34/hook"  # a public address literal: no DNS lookup
 
 
 class AskOrFinish:
@@ -93,6 +93,7 @@ def _build(name: str, issuer: Issuer) -> World:
                        {"principal": "bob", "sha256": hash_key(BOB_T2), "tenant": "t2"}])
     config = Settings(jwt_issuer=issuer.url, jwt_audiences=(AUDIENCE,),
                       jwt_tenant_claim="tenants", api_keys=keys, push_notifications=True,
+                      push_delivery=STREAM,  # configs only: nothing is delivered here
                       stream_budget_seconds=2)
     authenticator = Authenticator.from_settings(config, clock=Clock())
     door = open_transport(name, build_operations(config, MemoryStore(), AskOrFinish(),

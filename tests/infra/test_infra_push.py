@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aws_cdk.assertions import Match, Template
+from aws_cdk.assertions import Template
 
+from a2akit.push.metric import FAILED_METRIC, METRIC_NAMESPACE
 from a2akit.settings import ENV, STREAM, Settings
 from infra import app as app_module
 from infra import bundle
@@ -24,7 +25,6 @@ from infra.push import (
     PUSH_HANDLER,
     READ_ACTIONS,
 )
-from a2akit.push.metric import FAILED_METRIC, METRIC_NAMESPACE
 from infra.push_filter import PUSH_FILTER_PATTERN
 from infra.sweeper import SWEEPER_HANDLER
 from infra.worker import WORKER_HANDLER

@@ -1,0 +1,1 @@
+"""Push notifications: the SSRF guard and the webhook sender against a real receiver."""

@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import dataclasses
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import grpc
@@ -30,6 +30,7 @@ from a2akit.push.inline import DeliveringStore
 from a2akit.settings import INLINE, Settings
 from a2akit.store.base import Scope
 from handlers.jsonrpc_app import create_app
+from tests.push.conftest import DeadLetterQueue
 from tests.support.harness import grpc_server, memory_operations
 from tests.support.webhooks import Received, Receiver, Reply
 
@@ -59,6 +60,24 @@ class _Gated:
         await self.go.wait()
         await task.add_artifact("after the gate")
         await task.complete()
+
+
+Make = Callable[..., Operations]
+
+
+@pytest.fixture
+async def make() -> AsyncIterator[Make]:
+    """make(agent, settings=PUSH): the core over a fresh embedded store, delivering in
+    process; its sender's connections are closed after the test."""
+    made: list[Operations] = []
+
+    def _make(agent: Any, settings: Settings = PUSH) -> Operations:
+        made.append(memory_operations(agent, settings))
+        return made[-1]
+
+    yield _make
+    for ops in made:
+        await ops.store.close()
 
 
 @pytest.fixture
@@ -126,9 +145,9 @@ def _bodies(received: list[Received]) -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize("binding", ["jsonrpc", "grpc"])
-async def test_every_event_of_a_streaming_agent_arrives_in_order(binding: str,
-                                                                 hook: Receiver) -> None:
-    ops = memory_operations(_Quick(), PUSH)
+async def test_every_event_of_a_streaming_agent_arrives_in_order(
+        make: Make, binding: str, hook: Receiver) -> None:
+    ops = make(_Quick(), PUSH)
     task_id = await _send(binding, ops, _send_params("one two three four", _config(hook)))
     await _settled(ops)
     expected = await _stored_events(ops, task_id)
@@ -145,9 +164,10 @@ async def test_every_event_of_a_streaming_agent_arrives_in_order(binding: str,
         assert request.headers["x-a2a-notification-token"] == "notify-token"
 
 
-async def test_a_config_created_later_gets_the_events_written_after_it(hook: Receiver) -> None:
+async def test_a_config_created_later_gets_the_events_written_after_it(
+        make: Make, hook: Receiver) -> None:
     agent = _Gated()
-    ops = memory_operations(agent, PUSH)
+    ops = make(agent, PUSH)
     async with _jsonrpc(ops) as client:
         task = (await _call(client, "SendMessage", _send_params("x", None, True)))["task"]
         await _call(client, "CreateTaskPushNotificationConfig",
@@ -162,9 +182,9 @@ async def test_a_config_created_later_gets_the_events_written_after_it(hook: Rec
 
 
 async def test_a_config_deleted_mid_task_receives_nothing_after_the_delete(
-        hook: Receiver) -> None:
+        make: Make,         hook: Receiver) -> None:
     agent = _Gated()
-    ops = memory_operations(agent, PUSH)
+    ops = make(agent, PUSH)
     async with _jsonrpc(ops) as client:
         task = (await _call(client, "SendMessage",
                             _send_params("x", _config(hook, id="doomed"), True)))["task"]
@@ -182,9 +202,10 @@ async def test_a_config_deleted_mid_task_receives_nothing_after_the_delete(
     assert len(hook.requests) == 2
 
 
-async def test_a_5xx_is_retried_and_the_event_still_arrives_in_order(hook: Receiver) -> None:
+async def test_a_5xx_is_retried_and_the_event_still_arrives_in_order(
+        make: Make, hook: Receiver) -> None:
     hook.plan(503, 200)  # the first event needs two attempts
-    ops = memory_operations(_Quick(), PUSH)
+    ops = make(_Quick(), PUSH)
     task_id = await _send("jsonrpc", ops, _send_params("one two", _config(hook)))
     await _settled(ops)
     expected = await _stored_events(ops, task_id)
@@ -192,29 +213,24 @@ async def test_a_5xx_is_retried_and_the_event_still_arrives_in_order(hook: Recei
 
 
 async def test_a_webhook_that_keeps_failing_goes_to_the_dead_letter_queue_and_later_events_go_on(
-        hook: Receiver, moto_endpoint: str, capsys: pytest.CaptureFixture[str]) -> None:
-    import boto3
-
-    sqs = boto3.client("sqs", endpoint_url=moto_endpoint, region_name="us-east-1")
-    url = sqs.create_queue(QueueName=f"push-dlq-{id(hook)}")["QueueUrl"]
-    settings = dataclasses.replace(PUSH, push_dlq_url=url, sqs_endpoint=moto_endpoint)
+        make: Make, hook: Receiver, dead_letters: DeadLetterQueue,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    settings = dataclasses.replace(PUSH, push_dlq_url=dead_letters.url,
+                                   sqs_endpoint=dead_letters.endpoint)
     hook.plan(503, 503, 503)  # every attempt at the first event
-    ops = memory_operations(_Quick(), settings)
+    ops = make(_Quick(), settings)
     task_id = await _send("jsonrpc", ops, _send_params("one", _config(hook, id="cfg-1")))
     await _settled(ops)
     expected = await _stored_events(ops, task_id)
     # Three attempts at the first event, then every later event once.
     assert _bodies(hook.requests) == [expected[0]] * 3 + expected[1:]
-    messages = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10,
-                                   WaitTimeSeconds=1).get("Messages", [])
-    assert len(messages) == 1
-    record = json.loads(messages[0]["Body"])
+    (record,) = dead_letters.records()
     assert record["taskId"] == task_id and record["configId"] == "cfg-1"
     assert record["seq"] == 1 and record["attempts"] == 3 and record["status"] == 503
     assert "503" in record["error"]
     assert record["event"] == expected[0]
-    assert "webhook-secret" not in messages[0]["Body"]
-    assert "notify-token" not in messages[0]["Body"]
+    assert "webhook-secret" not in json.dumps(record)
+    assert "notify-token" not in json.dumps(record)
     # The operator's line: structured, and a CloudWatch metric (Embedded Metric Format).
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()
              if line.startswith("{")]
@@ -225,9 +241,10 @@ async def test_a_webhook_that_keeps_failing_goes_to_the_dead_letter_queue_and_la
     assert metric["Metrics"] == [{"Name": "PushDeliveryFailed", "Unit": "Count"}]
 
 
-async def test_a_4xx_is_not_retried_and_does_not_hold_up_another_webhook(hook: Receiver) -> None:
+async def test_a_4xx_is_not_retried_and_does_not_hold_up_another_webhook(
+        make: Make, hook: Receiver) -> None:
     with Receiver(default=Reply(400)) as broken:
-        ops = memory_operations(_Quick(), PUSH)
+        ops = make(_Quick(), PUSH)
         async with _jsonrpc(ops) as client:
             task = (await _call(client, "SendMessage",
                                 _send_params("x", _config(broken), True)))["task"]
@@ -246,8 +263,8 @@ async def test_a_4xx_is_not_retried_and_does_not_hold_up_another_webhook(hook: R
 
 
 @pytest.mark.parametrize("binding", ["jsonrpc", "grpc"])
-async def test_configs_per_task_are_capped(binding: str, hook: Receiver) -> None:
-    ops = memory_operations(_Gated(), dataclasses.replace(PUSH, push_max_configs=2))
+async def test_configs_per_task_are_capped(make: Make, binding: str, hook: Receiver) -> None:
+    ops = make(_Gated(), dataclasses.replace(PUSH, push_max_configs=2))
     task_id = await _send(binding, ops, _send_params("x", _config(hook, id="a"), True))
     params = {"taskId": task_id, **_config(hook, id="b")}
     if binding == "jsonrpc":

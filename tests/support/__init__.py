@@ -4,6 +4,7 @@
     messages     a user message in ProtoJSON, a SendMessageRequest in protobuf
     errors       read a google.rpc.Status (ErrorInfo, BadRequest) from a JSON-RPC error body
                  or a gRPC trailer
+    webhooks     a real webhook receiver (HTTP/HTTPS, planned answers, down) and a test CA
     harness      the core over a MemoryStore, and the one place a test starts the gRPC binding
     event_filter whether a Lambda event filter pattern (the subset the stack uses: exact
                  values, prefix) lets a record through, e.g. infra.push_filter's pattern

@@ -18,15 +18,16 @@ from a2akit.agent import Agent
 from a2akit.examples.echo import EchoAgent
 from a2akit.operations import Operations
 from a2akit.runtime import build_operations
-from a2akit.settings import Settings
+from a2akit.settings import STREAM, Settings
 from a2akit.store.memory import MemoryStore
 from grpc_service.generated import a2a_pb2_grpc
 from grpc_service.server import RunningServer, serve
 
 __all__ = ["ANON", "GrpcHarness", "Start", "grpc_server", "memory_operations"]
 
-# What most binding tests run with: anyone may call, push notifications on.
-ANON = Settings(allow_anonymous=True, push_notifications=True)
+# What most binding tests run with: anyone may call, the push-config operations on, and
+# nobody delivering in this process (tests/push turns delivery on where it is the subject).
+ANON = Settings(allow_anonymous=True, push_notifications=True, push_delivery=STREAM)
 
 
 def memory_operations(agent: Agent | None = None, settings: Settings = ANON) -> Operations:

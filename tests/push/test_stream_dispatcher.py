@@ -1,0 +1,231 @@
+"""The dispatcher Lambda (`handlers.push.handler`) called with real DynamoDB Streams events: the
+records DynamoDB Local's stream holds after tasks ran through both bindings over the DynamoDB
+store, laid out as Lambda delivers them, through the stack's filter.
+
+The front doors run with `A2A_PUSH_DELIVERY=stream`, as on AWS: they send nothing themselves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import json
+import sys
+import uuid
+from collections.abc import Iterator
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from a2akit import protojson
+from a2akit.auth import ANONYMOUS
+from a2akit.runtime import build_operations
+from a2akit.settings import ENV, STREAM, Settings
+from a2akit.store import table
+from a2akit.store.base import Scope
+from a2akit.store.dynamodb import make_client
+from infra.push_filter import PUSH_FILTER_PATTERN
+from scripts.dynamodb_local import CREDENTIALS
+from tests.push.conftest import DeadLetterQueue
+from tests.push.test_delivery import _config, _Quick, _send, _send_params
+from tests.support.event_filter import matches
+from tests.support.streams import lambda_event, stream_records
+from tests.support.webhooks import Receiver, Reply
+
+pytestmark = pytest.mark.slow
+
+SCOPE = Scope("", ANONYMOUS)
+
+
+class _Context:
+    """What the handler reads of Lambda's context object."""
+
+    def __init__(self, seconds: float = 300.0) -> None:
+        self.seconds = seconds
+
+    def get_remaining_time_in_millis(self) -> int:
+        return int(self.seconds * 1000)
+
+
+@pytest.fixture
+def table_name(ddb_endpoint: str) -> Iterator[str]:
+    """A fresh table with its stream, as the stack makes it: its stream holds only this
+    test's records."""
+    name = f"push-{uuid.uuid4().hex[:10]}"
+    client = make_client(ddb_endpoint, "us-east-1")
+    client.create_table(**table.create_table_kwargs(name))
+    client.get_waiter("table_exists").wait(TableName=name)
+    yield name
+    client.delete_table(TableName=name)
+    client.close()
+
+
+def _front_door(ddb_endpoint: str, table_name: str) -> Settings:
+    return Settings(allow_anonymous=True, push_notifications=True, push_delivery=STREAM,
+                    push_allow_http=True, push_allow_cidrs=("127.0.0.1/32",),
+                    table=table_name, dynamodb_endpoint=ddb_endpoint)
+
+
+def _run_tasks(settings: Settings, hook: Receiver, texts: dict[str, str]) -> dict[str, str]:
+    """One task per binding (binding -> text), each with a config for `hook`; their ids."""
+
+    async def run() -> dict[str, str]:
+        ops = build_operations(settings, agent=_Quick())
+        try:
+            return {binding: await _send(binding, ops, _send_params(text, _config(hook)))
+                    for binding, text in texts.items()}
+        finally:
+            await ops.store.close()
+
+    return asyncio.run(run())
+
+
+def _stored(settings: Settings, task_id: str) -> list[dict[str, Any]]:
+    async def read() -> list[dict[str, Any]]:
+        ops = build_operations(settings, agent=_Quick())
+        try:
+            events = await ops.store.events_after(SCOPE, task_id, 0)
+            return [protojson.to_json(event.event) for event in events]
+        finally:
+            await ops.store.close()
+
+    return asyncio.run(read())
+
+
+@contextlib.contextmanager
+def _dispatcher(monkeypatch: pytest.MonkeyPatch, ddb_endpoint: str, table_name: str,
+                dead_letters: DeadLetterQueue) -> Iterator[ModuleType]:
+    """`handlers.push` imported as Lambda would, with the stack's environment (plus the
+    development allowances for the loopback receiver)."""
+    environment = {
+        **CREDENTIALS, "AWS_LAMBDA_FUNCTION_NAME": "a2akit-push-test",
+        ENV.TABLE: table_name, ENV.DYNAMODB_ENDPOINT: ddb_endpoint,
+        ENV.PUSH_NOTIFICATIONS: "true", ENV.PUSH_DELIVERY: STREAM,
+        ENV.PUSH_ALLOW_HTTP: "true", ENV.PUSH_ALLOW_CIDRS: "127.0.0.1/32",
+        ENV.PUSH_ATTEMPTS: "2", ENV.PUSH_BACKOFF_SECONDS: "0.01",
+        ENV.PUSH_BACKOFF_CAP_SECONDS: "0.05", ENV.PUSH_TIMEOUT_SECONDS: "2",
+        ENV.PUSH_DLQ_URL: dead_letters.url, ENV.SQS_ENDPOINT: dead_letters.endpoint,
+    }
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    sys.modules.pop("handlers.push", None)
+    module = importlib.import_module("handlers.push")
+    try:
+        yield module
+    finally:
+        sys.modules.pop("handlers.push", None)
+        module._loop.run_until_complete(module.dispatcher.aclose())
+        module._loop.run_until_complete(module.dispatcher.store.close())
+        module._loop.close()
+
+
+def test_every_event_reaches_the_webhook_in_order_through_the_stream_dispatcher(
+        ddb_endpoint: str, table_name: str, dead_letters: DeadLetterQueue,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = _front_door(ddb_endpoint, table_name)
+    with Receiver() as hook:
+        tasks = _run_tasks(settings, hook, {"jsonrpc": "one two three", "grpc": "four five"})
+        assert hook.requests == []  # the front doors deliver nothing themselves
+        records = stream_records(ddb_endpoint, table_name)
+        event = lambda_event(records)
+        passed = [record for record in event["Records"] if matches(PUSH_FILTER_PATTERN, record)]
+        # Snapshots, configs and message claims are in the stream; only events pass.
+        assert len(passed) < len(event["Records"])
+        assert all(record["dynamodb"]["Keys"]["sk"]["S"].startswith("EV#") for record in passed)
+        with _dispatcher(monkeypatch, ddb_endpoint, table_name, dead_letters) as module:
+            answer = module.handler({"Records": passed}, _Context())
+        assert answer == {"batchItemFailures": []}
+        received = hook.requests
+    for task_id in tasks.values():
+        expected = _stored(settings, task_id)
+        bodies = [json.loads(r.body) for r in received
+                  if _task_of(json.loads(r.body)) == task_id]
+        assert bodies == expected
+        assert bodies[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert len(received) == len(passed)
+    for request in received:
+        assert request.headers["content-type"] == "application/a2a+json"
+        assert request.headers["authorization"] == "Bearer webhook-secret"
+        assert request.headers["x-a2a-notification-token"] == "notify-token"
+
+
+def test_unfiltered_records_deliver_the_same_events_once(
+        ddb_endpoint: str, table_name: str, dead_letters: DeadLetterQueue,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the mapping's filter (a misconfigured stack), snapshots, lease renewals and
+    configs still reach no webhook."""
+    settings = _front_door(ddb_endpoint, table_name)
+    with Receiver() as hook:
+        (task_id,) = _run_tasks(settings, hook, {"jsonrpc": "one two"}).values()
+        event = lambda_event(stream_records(ddb_endpoint, table_name))
+        with _dispatcher(monkeypatch, ddb_endpoint, table_name, dead_letters) as module:
+            assert module.handler(event, _Context()) == {"batchItemFailures": []}
+        assert [json.loads(r.body) for r in hook.requests] == _stored(settings, task_id)
+
+
+def test_a_failing_webhook_goes_to_the_dead_letter_queue_without_failing_the_batch(
+        ddb_endpoint: str, table_name: str, dead_letters: DeadLetterQueue,
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    settings = _front_door(ddb_endpoint, table_name)
+    with Receiver() as hook:
+        (task_id,) = _run_tasks(settings, hook, {"grpc": "one"}).values()
+        event = lambda_event(stream_records(ddb_endpoint, table_name))
+        hook.plan(Reply(500), Reply(500))  # both attempts at the first event
+        with _dispatcher(monkeypatch, ddb_endpoint, table_name, dead_letters) as module:
+            assert module.handler(event, _Context()) == {"batchItemFailures": []}
+        expected = _stored(settings, task_id)
+        assert [json.loads(r.body) for r in hook.requests] == [expected[0], *expected]
+    (record,) = dead_letters.records()
+    assert (record["taskId"], record["seq"], record["status"]) == (task_id, 1, 500)
+    line = next(json.loads(text) for text in capsys.readouterr().out.splitlines()
+                if text.startswith("{") and task_id in text)
+    assert line["FunctionName"] == "a2akit-push-test"  # this stack's alarm dimension
+    assert line["_aws"]["CloudWatchMetrics"][0]["Dimensions"] == [["FunctionName"]]
+
+
+def test_a_record_it_cannot_settle_is_retried_from_there_and_other_tasks_go_on(
+        ddb_endpoint: str, table_name: str, dead_letters: DeadLetterQueue,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The dead-letter queue is gone: a failed delivery cannot be kept, so that record (and
+    the rest of its task) is reported for retry; the other task is delivered in full."""
+    settings = _front_door(ddb_endpoint, table_name)
+    with Receiver() as hook, Receiver(default=Reply(400)) as broken:
+        (good,) = _run_tasks(settings, hook, {"jsonrpc": "one two"}).values()
+        (bad,) = _run_tasks(settings, broken, {"grpc": "three"}).values()
+        event = lambda_event(stream_records(ddb_endpoint, table_name))
+        dead_letters.sqs.delete_queue(QueueUrl=dead_letters.url)
+        with _dispatcher(monkeypatch, ddb_endpoint, table_name, dead_letters) as module:
+            answer = module.handler(event, _Context())
+        first_bad = min(int(r["dynamodb"]["SequenceNumber"]) for r in event["Records"]
+                        if r["eventName"] == "INSERT" and bad in r["dynamodb"]["Keys"]["pk"]["S"]
+                        and r["dynamodb"]["Keys"]["sk"]["S"].startswith("EV#"))
+        assert [int(f["itemIdentifier"]) for f in answer["batchItemFailures"]] == [first_bad]
+        assert len(broken.requests) == 1  # the first event once (a 400 is final); no more
+        assert [json.loads(r.body) for r in hook.requests] == _stored(settings, good)
+
+
+def test_out_of_time_the_rest_is_left_for_the_retry(
+        ddb_endpoint: str, table_name: str, dead_letters: DeadLetterQueue,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = _front_door(ddb_endpoint, table_name)
+    with Receiver() as hook:
+        _run_tasks(settings, hook, {"jsonrpc": "one"})
+        event = lambda_event(stream_records(ddb_endpoint, table_name))
+        first_event = min(int(r["dynamodb"]["SequenceNumber"]) for r in event["Records"]
+                          if r["eventName"] == "INSERT"
+                          and r["dynamodb"]["Keys"]["sk"]["S"].startswith("EV#"))
+        with _dispatcher(monkeypatch, ddb_endpoint, table_name, dead_letters) as module:
+            # Less time left than the margin and one request's timeout: nothing starts.
+            answer = module.handler(event, _Context(seconds=1.0))
+        assert [int(f["itemIdentifier"]) for f in answer["batchItemFailures"]] == [first_event]
+        assert hook.requests == []
+    assert dead_letters.records() == []
+
+
+def _task_of(body: dict[str, Any]) -> str:
+    if "task" in body:
+        return str(body["task"]["id"])
+    (update,) = body.values()
+    return str(update["taskId"])
