@@ -13,7 +13,8 @@ from a2akit.settings import ENV
 
 pytestmark = pytest.mark.slow  # fresh interpreters
 
-HEAVY = ("jwt", "cryptography", "boto3", "botocore")
+HEAVY = ("jwt", "cryptography", "boto3", "botocore", "httpx", "grpc")
+PUSH = {ENV.ALLOW_ANONYMOUS: "true", ENV.PUSH_NOTIFICATIONS: "true"}
 ISSUER = {ENV.JWT_ISSUER: "https://issuer.example", ENV.JWT_AUDIENCE: "agent"}
 
 
@@ -23,6 +24,10 @@ ISSUER = {ENV.JWT_ISSUER: "https://issuer.example", ENV.JWT_AUDIENCE: "agent"}
     ({ENV.BEARER_TOKENS: "me=dev-token"}, set()),
     (ISSUER, {"jwt", "cryptography"}),
     ({ENV.API_KEYS_SECRET: "keys", "AWS_DEFAULT_REGION": "us-east-1"}, {"boto3", "botocore"}),
+    # Push on Lambda: the stream dispatcher sends, so the front door never loads httpx.
+    ({**PUSH, "AWS_LAMBDA_FUNCTION_NAME": "front-door"}, set()),
+    # Push delivered in process (local): the sender's HTTP client.
+    (PUSH, {"httpx"}),
 ])
 def test_the_handler_imports_only_what_the_schemes_need(env: dict[str, str],
                                                         loaded: set[str]) -> None:

@@ -9,13 +9,16 @@ import json
 import socket
 import subprocess
 import sys
+import time
 import urllib.request
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 from a2akit.runtime import STARTUP_EXIT_CODE
 from tests.scripts.processes import ROOT, Start, clean_env
+from tests.support.webhooks import Receiver
 
 pytestmark = pytest.mark.slow
 
@@ -113,3 +116,40 @@ def test_grpc_call_sends_headers_as_metadata() -> None:
             assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
 
     asyncio.run(check())
+
+
+def _send_with_webhook(url: str, webhook: str) -> dict[str, Any]:
+    params = {**HELLO["params"], "configuration": {"taskPushNotificationConfig": {
+        "url": webhook, "token": "readme-token"}}}
+    request = urllib.request.Request(url, data=json.dumps({**HELLO, "params": params}).encode(),
+                                     headers={"Content-Type": "application/json",
+                                              "A2A-Version": "1.0"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return dict(json.load(response))
+
+
+def test_serve_delivers_push_notifications_with_the_readmes_settings(start: Start) -> None:
+    """The README's push commands: with push on, the guard refuses a loopback webhook; with
+    the development allowances, `./dev serve` delivers the task's events to it."""
+    with Receiver() as hook:
+        guarded = start([*SERVE, "--port", "0", "--grpc-port", "0"],
+                        clean_env(A2A_PUSH_NOTIFICATIONS="true"))
+        answer = _send_with_webhook(guarded.wait_for("JSON-RPC").split()[-1], hook.url())
+        assert answer["error"]["code"] == -32602
+        guarded.stop()
+
+        server = start([*SERVE, "--port", "0", "--grpc-port", "0"], clean_env(
+            A2A_PUSH_NOTIFICATIONS="true", A2A_PUSH_ALLOW_HTTP="true",
+            A2A_PUSH_ALLOW_CIDRS="127.0.0.1/32"))
+        task = _send_with_webhook(server.wait_for("JSON-RPC").split()[-1],
+                                  hook.url())["result"]["task"]
+        assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+        received = hook.wait_for(3)  # the task, WORKING... up to COMPLETED
+        deadline = time.monotonic() + 10
+        while json.loads(received[-1].body).get("statusUpdate", {}).get("status", {}).get(
+                "state") != "TASK_STATE_COMPLETED" and time.monotonic() < deadline:
+            received = hook.wait_for(len(received) + 1)
+    bodies = [json.loads(request.body) for request in received]
+    assert bodies[0]["task"]["id"] == task["id"]
+    assert bodies[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert all(r.headers["x-a2a-notification-token"] == "readme-token" for r in received)
