@@ -303,12 +303,16 @@ _LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
 def _push_delivery(env: Mapping[str, str]) -> str:
-    # On Lambda the default is the stream dispatcher: a frozen function delivers nothing.
-    default = STREAM if env.get("AWS_LAMBDA_FUNCTION_NAME") else INLINE
-    value = (env.get(ENV.PUSH_DELIVERY) or default).strip().lower()
+    # On Lambda only the stream dispatcher can deliver: a function freezes once it answers.
+    on_lambda = bool(env.get("AWS_LAMBDA_FUNCTION_NAME"))
+    value = (env.get(ENV.PUSH_DELIVERY) or (STREAM if on_lambda else INLINE)).strip().lower()
     if value not in PUSH_DELIVERY_MODES:
         raise SettingsError(f"{ENV.PUSH_DELIVERY} must be one of "
                             f"{', '.join(PUSH_DELIVERY_MODES)}, not {value!r}")
+    if on_lambda and value == INLINE:
+        raise SettingsError(f"{ENV.PUSH_DELIVERY}=inline cannot work on AWS Lambda (a "
+                            "function freezes once it answers); use stream and the dispatcher "
+                            "(a2a:push=true in the CDK stack)")
     return value
 
 

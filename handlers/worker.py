@@ -31,4 +31,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     records = event.get("Records", [])
     result = _loop.run_until_complete(
         worker.handle_batch(records, lambda: worker_budget(settings, context)))
+    # The loop runs only during invocations: what the run left in the background (push
+    # deliveries made in process, as by `scripts.run_worker` locally) finishes now.
+    _loop.run_until_complete(worker.store.flush(worker_budget(settings, context)))
     return dict(result)

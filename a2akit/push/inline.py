@@ -162,6 +162,11 @@ class DeliveringStore(TaskStore):
     async def delete_push_config(self, scope: Scope, task_id: str, config_id: str) -> None:
         await self.inner.delete_push_config(scope, task_id, config_id)
 
+    async def flush(self, timeout: float) -> None:
+        left = await self.delivery.drain(timeout)
+        if left:
+            log.warning("push: %d task(s) had deliveries still pending; dropped", left)
+
     async def close(self) -> None:
         """Give pending deliveries a few seconds, then close the wrapped store."""
         left = await self.delivery.drain(CLOSE_GRACE_SECONDS)

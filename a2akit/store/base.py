@@ -217,6 +217,11 @@ class TaskStore(abc.ABC):
             await asyncio.sleep(min(interval, remaining))
             interval = min(interval * 2, self.poll_interval)
 
+    async def flush(self, timeout: float) -> None:  # noqa: B027 - optional hook
+        """Let work that writes started in the background (in-process push deliveries)
+        finish, for up to `timeout` seconds: before a Lambda-style loop stops running
+        between invocations. The default store starts none."""
+
     async def close(self) -> None:  # noqa: B027 - optional hook
         """Release connections; the default store holds none."""
 

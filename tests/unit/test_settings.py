@@ -8,6 +8,7 @@ from a2akit.runtime import load_agent
 from a2akit.settings import ENV, Settings, SettingsError
 
 BOOLEANS = {ENV.ALLOW_ANONYMOUS: "allow_anonymous", ENV.PUSH_NOTIFICATIONS: "push_notifications",
+            ENV.PUSH_ALLOW_HTTP: "push_allow_http",
             ENV.EXTENDED_AGENT_CARD: "extended_agent_card"}
 
 
@@ -105,6 +106,14 @@ def test_bad_value_is_refused_naming_the_variable(name: str, raw: str) -> None:
     (ENV.QUEUE_MAX_RECEIVES, "0"),
     (ENV.LEASE_SECONDS, "0"),
     (ENV.BUDGET_MARGIN_SECONDS, "-1"),
+    (ENV.PUSH_DELIVERY, "webhook"),
+    (ENV.PUSH_ALLOW_CIDRS, "127.0.0.1/33"),
+    (ENV.PUSH_ALLOW_CIDRS, "10.0.0.0/8, localhost"),
+    (ENV.PUSH_ATTEMPTS, "0"),
+    (ENV.PUSH_ATTEMPTS, "21"),
+    (ENV.PUSH_MAX_CONFIGS, "0"),
+    (ENV.PUSH_TIMEOUT_SECONDS, "0"),
+    (ENV.PUSH_BACKOFF_CAP_SECONDS, "inf"),
 ])
 def test_odd_values_are_refused(name: str, raw: str) -> None:
     with pytest.raises(SettingsError, match=name):
@@ -129,3 +138,25 @@ def test_agent_may_be_an_instance_or_a_class() -> None:
 
     assert load_agent("a2akit.examples.echo:agent") is agent
     assert isinstance(load_agent("a2akit.examples.echo:EchoAgent"), EchoAgent)
+
+
+def test_push_settings_are_read() -> None:
+    settings = Settings.from_env({
+        ENV.PUSH_DELIVERY: "Stream", ENV.PUSH_ALLOW_CIDRS: "127.0.0.1, 10.1.2.0/24 ,::1",
+        ENV.PUSH_TIMEOUT_SECONDS: "2.5", ENV.PUSH_ATTEMPTS: "3", ENV.PUSH_BACKOFF_SECONDS: "0.5",
+        ENV.PUSH_BACKOFF_CAP_SECONDS: "8", ENV.PUSH_MAX_CONFIGS: "4",
+        ENV.PUSH_DLQ_URL: "https://sqs.us-east-1.amazonaws.com/1/push-dlq",
+    })
+    assert (settings.push_delivery, settings.push_allow_cidrs) == (
+        "stream", ("127.0.0.1/32", "10.1.2.0/24", "::1/128"))
+    assert (settings.push_timeout_seconds, settings.push_attempts, settings.push_backoff_seconds,
+            settings.push_backoff_cap_seconds, settings.push_max_configs) == (2.5, 3, 0.5, 8, 4)
+    assert settings.push_dlq_url == "https://sqs.us-east-1.amazonaws.com/1/push-dlq"
+
+
+def test_on_lambda_push_is_delivered_by_the_stream_dispatcher() -> None:
+    lambda_env = {"AWS_LAMBDA_FUNCTION_NAME": "front-door"}
+    assert Settings.from_env(lambda_env).push_delivery == "stream"
+    assert Settings.from_env({}).push_delivery == "inline"
+    with pytest.raises(SettingsError, match=ENV.PUSH_DELIVERY):
+        Settings.from_env({**lambda_env, ENV.PUSH_DELIVERY: "inline"})
