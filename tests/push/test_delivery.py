@@ -28,7 +28,7 @@ from a2akit.generated import a2a_pb2 as pb
 from a2akit.operations import Operations
 from a2akit.push.inline import DeliveringStore
 from a2akit.settings import INLINE, Settings
-from a2akit.store.base import Scope
+from a2akit.store.base import Scope, TaskQuery
 from handlers.jsonrpc_app import create_app
 from tests.push.conftest import DeadLetterQueue
 from tests.support.harness import grpc_server, memory_operations
@@ -285,3 +285,58 @@ async def test_configs_per_task_are_capped(make: Make, binding: str, hook: Recei
                 await server.stub.CreateTaskPushNotificationConfig(config, metadata=metadata)
             assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert len(await ops.store.list_push_configs(SCOPE, task_id)) == 2
+
+
+async def test_a_receiver_down_for_longer_than_the_attempts(
+        make: Make, hook: Receiver, dead_letters: DeadLetterQueue) -> None:
+    """The events written while the receiver refuses connections go to the dead-letter
+    queue after their attempts; the events written once it is back are delivered."""
+    agent = _Gated()
+    ops = make(agent, dataclasses.replace(PUSH, push_dlq_url=dead_letters.url,
+                                          sqs_endpoint=dead_letters.endpoint))
+    hook.down()
+    async with _jsonrpc(ops) as client:
+        task = (await _call(client, "SendMessage",
+                            _send_params("x", _config(hook, id="cfg-down"), True)))["task"]
+        await _settled(ops)  # every attempt at the events so far has failed
+        lost = dead_letters.records()
+        hook.start()
+        agent.go.set()
+        for _ in range(200):
+            if (await _call(client, "GetTask", {"id": task["id"]}))["status"]["state"] \
+                    == "TASK_STATE_COMPLETED":
+                break
+            await asyncio.sleep(0.01)
+        await _settled(ops)
+    expected = await _stored_events(ops, task["id"])
+    assert [record["seq"] for record in lost] == list(range(1, len(lost) + 1))
+    assert lost and all(record["attempts"] == PUSH.push_attempts for record in lost)
+    assert all("connection" in record["error"] and record["status"] is None
+               for record in lost)
+    assert [record["event"] for record in lost] == expected[:len(lost)]
+    assert _bodies(hook.requests) == expected[len(lost):]
+
+
+@pytest.mark.parametrize("binding", ["jsonrpc", "grpc"])
+@pytest.mark.parametrize("url", ["http://127.0.0.1:9/hook", "https://169.254.169.254/latest",
+                                 "https://[::ffff:10.0.0.1]/hook", "https://localhost/hook"])
+async def test_a_webhook_the_guard_refuses_is_invalid_params_on_both_bindings(
+        make: Make, binding: str, url: str) -> None:
+    """Without the development settings: the error the spec names, and nothing stored."""
+    ops = make(_Gated(), dataclasses.replace(PUSH, push_allow_http=False, push_allow_cidrs=()))
+    params = _send_params("x", {"url": url})
+    if binding == "jsonrpc":
+        async with _jsonrpc(ops) as client:
+            reply = await client.post("/", headers=V1, json={
+                "jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": params})
+        error = reply.json()["error"]
+        assert error["code"] == -32602
+        assert "url" in json.dumps(error)
+    else:
+        async with grpc_server(ops) as server:
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await server.stub.SendMessage(protojson.from_json(params, pb.SendMessageRequest),
+                                              metadata=(("a2a-version", "1.0"),))
+        assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    page = await ops.store.list(SCOPE, TaskQuery())
+    assert page.tasks == []
