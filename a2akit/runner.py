@@ -15,6 +15,12 @@ with a deadline (a Lambda invocation's time, a worker's) stops its agent then an
 task FAILED with `Terms.deadline_text`; so does `drain()` for the runs still going when the
 container shuts down.
 
+The agent runs inline, in the run's own asyncio task, and the writer task, the watcher task
+and the deadline timer are only started once the agent outlives its first burst (it awaits
+something not ready yet). An agent that finishes in one burst (echo, most one-shot agents)
+costs one task and one write, made by the run's task after the agent returned: none of
+those helpers could have run during the burst anyway, since the event loop never got control.
+
 What a caller learns from a run is one `Outcome`: the task as stored (`Started`), the agent's
 single reply message (`Replied`), or that the message id was already used (`Duplicate`). An
 error the agent raised before reporting anything, or a store failure before the task
@@ -97,7 +103,9 @@ def recording(context: RequestContext, stored: StoredTask | None
 
 def _here() -> dict[Run, asyncio.Task[None]]:
     loop = asyncio.get_running_loop()
-    return {run: task for run, task in _LIVE.items() if task.get_loop() is loop}
+    # `done()`: a run cancelled before its first step never ran the `finally` that removes it.
+    return {run: task for run, task in _LIVE.items()
+            if task.get_loop() is loop and not task.done()}
 
 
 def live_runs() -> int:
@@ -146,7 +154,7 @@ Outcome = Started | Replied | Duplicate
 class Run:
     """One execution of an agent for one task (new or continued).
 
-    `start()` launches the agent in its own asyncio task, so a client that goes away
+    `start()` launches the agent in the run's own asyncio task, so a client that goes away
     never cancels the work. `first_snapshot` is what a stream shows first; `events()` yields
     the persisted events after it."""
 
@@ -197,7 +205,14 @@ class Run:
         self._changed = asyncio.Event()
         self._dirty = asyncio.Event()
         self._done = False
-        self._agent_task: asyncio.Task[None] | None = None
+        self._task: asyncio.Task[None] | None = None  # the run's task; the agent runs in it
+        self._began = 0.0  # loop time the agent started: the lease's age counts from there
+        self._in_agent = False  # the run's task is inside the agent (it may be stopped)
+        self._agent_cancels = 0  # how often the run cancelled its own task to stop the agent
+        # Started only for an agent that outlives its first burst (`_outlived_first_burst`).
+        self._writer: asyncio.Task[None] | None = None
+        self._watcher: asyncio.Task[None] | None = None
+        self._timer: asyncio.TimerHandle | None = None
         self._cut_reason: str | None = None  # why the run stopped the agent itself
         self._failure: A2AError | None = None  # the store failed after the task existed
         self._writing = False  # a write is in flight
@@ -243,8 +258,10 @@ class Run:
 
     def start(self) -> None:
         task = asyncio.create_task(self._main())
-        _LIVE[self] = task
-        task.add_done_callback(lambda _: _LIVE.pop(self, None))
+        # `_main` removes the run from _LIVE when it ends (no done callback to schedule); an
+        # eager task factory may have run it to its end already.
+        if not task.done():
+            _LIVE[self] = task
 
     async def finished(self) -> None:
         """Wait until the agent returned or was stopped and the last write is done."""
@@ -255,8 +272,7 @@ class Run:
         """Stop the agent now and end the task FAILED with `text` (a deadline, a shutdown)."""
         if self._cut_reason is None:
             self._cut_reason = text
-        if self._agent_task is not None and not self._agent_task.done():
-            self._agent_task.cancel()
+        self._cancel_agent()
 
     async def started(self) -> Outcome:
         """The outcome once the task exists in the store, or the run ended without one."""
@@ -310,9 +326,12 @@ class Run:
         if deadline is None:
             await self._changed.wait()
             return True
-        remaining = deadline - asyncio.get_running_loop().time()
+        if deadline <= asyncio.get_running_loop().time():
+            return False
         try:
-            await asyncio.wait_for(self._changed.wait(), max(remaining, 0))
+            # A timeout scope, not wait_for: no task per wait.
+            async with asyncio.timeout_at(deadline):
+                await self._changed.wait()
         except TimeoutError:
             return False
         return True
@@ -321,19 +340,28 @@ class Run:
 
     async def _main(self) -> None:
         handle = TaskHandle(self, self._context.task_id, self._context.context_id)
-        self._agent_task = asyncio.create_task(self._agent.execute(self._context, handle))
-        writer = asyncio.create_task(self._write_loop())
-        watcher = asyncio.create_task(self._watch())
-        loop = asyncio.get_running_loop()
-        timer = None
-        if self._terms.deadline is not None:
-            timer = loop.call_at(self._terms.deadline, self.cut, self._terms.deadline_text)
+        this = self._task = asyncio.current_task()
+        assert this is not None, "a run starts through start()"
+        self._began = asyncio.get_running_loop().time()
+        # The agent runs inline, in this task. Should it still be running after its first
+        # burst (it awaits something not ready), this callback starts the writer, the
+        # watcher and the deadline timer; an agent that finishes in one burst cancels it, and
+        # this task writes what it reported, in one write.
+        first_burst = asyncio.get_running_loop().call_soon(self._outlived_first_burst)
+        self._in_agent = True
         try:
             try:
-                await self._agent_task
+                try:
+                    await self._agent.execute(self._context, handle)
+                finally:
+                    self._in_agent = False
+                    first_burst.cancel()
+                    # Our own stops (`_cancel_agent`) are not cancellations of this task:
+                    # take them back, so only the loop's own (closing) remains counted.
+                    for _ in range(self._agent_cancels):
+                        this.uncancel()
             except asyncio.CancelledError:
-                this = asyncio.current_task()
-                if this is not None and this.cancelling():
+                if this.cancelling():
                     raise  # the run itself is being cancelled (the loop is closing)
                 if self._cut_reason is not None and not self._stopping:
                     log.warning("task %s stopped: %s", self._context.task_id, self._cut_reason)
@@ -350,18 +378,35 @@ class Run:
                 self._fail_safely("The agent failed while working on this task")
             else:
                 self._finish_contract()
-            watcher.cancel()
+            if self._watcher is not None:
+                self._watcher.cancel()
             self._closing = True
-            self._dirty.set()
-            await writer
+            if self._writer is None:
+                await self._write_pending()  # the agent finished in its first burst
+            else:
+                self._dirty.set()
+                await self._writer
             await self._release()
         finally:
-            if timer is not None:
-                timer.cancel()
-            watcher.cancel()
-            writer.cancel()
+            if self._timer is not None:
+                self._timer.cancel()
+            if self._watcher is not None:
+                self._watcher.cancel()
+            if self._writer is not None:
+                self._writer.cancel()
             self._done = True
             self._changed.set()
+            _LIVE.pop(self, None)
+
+    def _outlived_first_burst(self) -> None:
+        """The agent awaits something: from now on the loop runs while the agent works, so
+        write its events as it reports them, renew the lease and watch for a cancel, and stop
+        it at the deadline. (Before this point none of them could have run.)"""
+        self._writer = asyncio.create_task(self._write_loop())
+        self._watcher = asyncio.create_task(self._watch())
+        if self._terms.deadline is not None:
+            self._timer = asyncio.get_running_loop().call_at(
+                self._terms.deadline, self.cut, self._terms.deadline_text)
 
     def _finish_contract(self) -> None:
         """An agent must end in a terminal or interrupted state, or with a reply."""
@@ -413,18 +458,24 @@ class Run:
         while True:
             await self._dirty.wait()
             self._dirty.clear()
-            if self._pending and self._reply is None and self._error is None:
-                try:
-                    await self._flush()
-                except A2AError as exc:
-                    self._abort(exc)
-                    return
-                except Exception as exc:
-                    log.exception("store write failed for task %s", self._context.task_id)
-                    self._abort(InternalError("The task store failed"))
-                    raise InternalError("The task store failed") from exc
+            if not await self._write_pending():
+                return
             if self._closing and not self._dirty.is_set():
                 return
+
+    async def _write_pending(self) -> bool:
+        """Write everything pending; False when the store refused it (the run stops)."""
+        if self._pending and self._reply is None and self._error is None:
+            try:
+                await self._flush()
+            except A2AError as exc:
+                self._abort(exc)
+                return False
+            except Exception as exc:
+                log.exception("store write failed for task %s", self._context.task_id)
+                self._abort(InternalError("The task store failed"))
+                raise InternalError("The task store failed") from exc
+        return True
 
     def _abort(self, error: A2AError) -> None:
         """The store refused a write: stop the agent. The caller gets the error: instead of
@@ -516,8 +567,15 @@ class Run:
 
     def _stop_agent(self) -> None:
         self._stopping = True
-        if self._agent_task is not None and not self._agent_task.done():
-            self._agent_task.cancel()
+        self._cancel_agent()
+
+    def _cancel_agent(self) -> None:
+        """Stop the agent where it awaits: it runs inside the run's task, so cancel that task,
+        but only while it is in the agent (after, it is writing what the agent left). The
+        agent sees CancelledError; `_main` takes the cancellation back (`uncancel`)."""
+        if self._in_agent and self._task is not None:
+            self._agent_cancels += 1
+            self._task.cancel()
 
     async def _watch(self) -> None:
         """Renew the lease every third of its length and re-read the task every
@@ -526,7 +584,10 @@ class Run:
         conditional write that returns the task, so it stands in for one of those reads."""
         loop = asyncio.get_running_loop()
         renew_every = self._terms.lease_seconds / 3
-        renewed_at = loop.time()
+        # From the agent's start, not this task's: a first burst that held the loop for long
+        # (synchronous work) aged a lease the task already held (a worker's, a continued
+        # task's), and the renewal is due that much sooner.
+        renewed_at = self._began
         while True:
             await asyncio.sleep(min(self._store.poll_interval, renew_every))
             stored = self._stored
