@@ -115,6 +115,20 @@ async def _call(client: httpx.AsyncClient, method: str, params: dict[str, Any]) 
     return body["result"]
 
 
+async def _reached(client: httpx.AsyncClient, task_id: str, state: str) -> None:
+    """Poll GetTask until the task is in `state` (AssertionError after about 5 s)."""
+    for _ in range(500):
+        task = await _call(client, "GetTask", {"id": task_id})
+        if task["status"]["state"] == state:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"task {task_id} never reached {state}: {task['status']}")
+
+
+async def _completed(client: httpx.AsyncClient, task_id: str) -> None:
+    await _reached(client, task_id, "TASK_STATE_COMPLETED")
+
+
 async def _send(binding: str, ops: Operations, params: dict[str, Any]) -> str:
     """SendMessage through `binding`; the task id."""
     if binding == "jsonrpc":
@@ -170,11 +184,12 @@ async def test_a_config_created_later_gets_the_events_written_after_it(
     ops = make(agent, PUSH)
     async with _jsonrpc(ops) as client:
         task = (await _call(client, "SendMessage", _send_params("x", None, True)))["task"]
+        await _reached(client, task["id"], "TASK_STATE_WORKING")
+        await _settled(ops)  # the events so far were dispatched (to no config)
         await _call(client, "CreateTaskPushNotificationConfig",
                     {"taskId": task["id"], **_config(hook)})
         agent.go.set()
-        await _settled(ops)
-        await asyncio.sleep(0.05)  # the agent's last writes
+        await _completed(client, task["id"])
         await _settled(ops)
     bodies = _bodies(hook.requests)
     assert [list(body) for body in bodies] == [["artifactUpdate"], ["statusUpdate"]]
@@ -182,7 +197,7 @@ async def test_a_config_created_later_gets_the_events_written_after_it(
 
 
 async def test_a_config_deleted_mid_task_receives_nothing_after_the_delete(
-        make: Make,         hook: Receiver) -> None:
+        make: Make, hook: Receiver) -> None:
     agent = _Gated()
     ops = make(agent, PUSH)
     async with _jsonrpc(ops) as client:
@@ -192,11 +207,7 @@ async def test_a_config_deleted_mid_task_receives_nothing_after_the_delete(
         await _call(client, "DeleteTaskPushNotificationConfig",
                     {"taskId": task["id"], "id": "doomed"})
         agent.go.set()
-        for _ in range(100):
-            if (await _call(client, "GetTask", {"id": task["id"]}))["status"]["state"] \
-                    == "TASK_STATE_COMPLETED":
-                break
-            await asyncio.sleep(0.01)
+        await _completed(client, task["id"])
         await _settled(ops)
     assert len(before) == 2
     assert len(hook.requests) == 2
@@ -243,23 +254,26 @@ async def test_a_webhook_that_keeps_failing_goes_to_the_dead_letter_queue_and_la
 
 async def test_a_4xx_is_not_retried_and_does_not_hold_up_another_webhook(
         make: Make, hook: Receiver) -> None:
+    agent = _Gated()
     with Receiver(default=Reply(400)) as broken:
-        ops = make(_Quick(), PUSH)
+        ops = make(agent, PUSH)
         async with _jsonrpc(ops) as client:
             task = (await _call(client, "SendMessage",
                                 _send_params("x", _config(broken), True)))["task"]
+            await _reached(client, task["id"], "TASK_STATE_WORKING")
             await _call(client, "CreateTaskPushNotificationConfig",
                         {"taskId": task["id"], **_config(hook, id="good")})
-            for _ in range(200):
-                state = (await _call(client, "GetTask", {"id": task["id"]}))["status"]["state"]
-                if state == "TASK_STATE_COMPLETED":
-                    break
-                await asyncio.sleep(0.01)
+            agent.go.set()
+            await _completed(client, task["id"])
         await _settled(ops)
-        # One request per event to the broken webhook (a 400 is final), none repeated.
-        seen = [(json.loads(r.body), r.target) for r in broken.requests]
-        assert len(seen) == len({json.dumps(body, sort_keys=True) for body, _ in seen})
-    assert hook.requests  # the good webhook got the events written after it was created
+        expected = await _stored_events(ops, task["id"])
+        # One request per event to the broken webhook: a 400 is final, never retried.
+        assert _bodies(broken.requests) == expected
+    # The good webhook got the events dispatched after it was created, in order: the artifact
+    # and COMPLETED, and WORKING too when its dispatch (queued behind the broken webhook's
+    # first event) read the configs after the create. Configs are read at dispatch time.
+    good = _bodies(hook.requests)
+    assert len(good) >= 2 and good == expected[-len(good):]
 
 
 @pytest.mark.parametrize("binding", ["jsonrpc", "grpc"])
@@ -302,11 +316,7 @@ async def test_a_receiver_down_for_longer_than_the_attempts(
         lost = dead_letters.records()
         hook.start()
         agent.go.set()
-        for _ in range(200):
-            if (await _call(client, "GetTask", {"id": task["id"]}))["status"]["state"] \
-                    == "TASK_STATE_COMPLETED":
-                break
-            await asyncio.sleep(0.01)
+        await _completed(client, task["id"])
         await _settled(ops)
     expected = await _stored_events(ops, task["id"])
     assert [record["seq"] for record in lost] == list(range(1, len(lost) + 1))
