@@ -3,18 +3,18 @@ records DynamoDB Local's stream holds after tasks ran through both bindings over
 store, laid out as Lambda delivers them, through the stack's filter.
 
 The front doors run with `A2A_PUSH_DELIVERY=stream`, as on AWS: they send nothing themselves.
+The tests run in the suite's event loop (gRPC's poller must never see a loop that closed
+under one of its calls); the handler runs its own loop, as on Lambda, in a worker thread.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import importlib
 import json
 import sys
 import uuid
 from collections.abc import Iterator
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -34,7 +34,7 @@ from tests.support.event_filter import matches
 from tests.support.streams import lambda_event, stream_records
 from tests.support.webhooks import Receiver, Reply
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 SCOPE = Scope("", ANONYMOUS)
 
@@ -68,78 +68,90 @@ def _front_door(ddb_endpoint: str, table_name: str) -> Settings:
                     table=table_name, dynamodb_endpoint=ddb_endpoint)
 
 
-def _run_tasks(settings: Settings, hook: Receiver, texts: dict[str, str]) -> dict[str, str]:
+async def _run_tasks(settings: Settings, hook: Receiver, texts: dict[str, str]
+                     ) -> dict[str, str]:
     """One task per binding (binding -> text), each with a config for `hook`; their ids."""
-
-    async def run() -> dict[str, str]:
-        ops = build_operations(settings, agent=_Quick())
-        try:
-            return {binding: await _send(binding, ops, _send_params(text, _config(hook)))
-                    for binding, text in texts.items()}
-        finally:
-            await ops.store.close()
-
-    return asyncio.run(run())
-
-
-def _stored(settings: Settings, task_id: str) -> list[dict[str, Any]]:
-    async def read() -> list[dict[str, Any]]:
-        ops = build_operations(settings, agent=_Quick())
-        try:
-            events = await ops.store.events_after(SCOPE, task_id, 0)
-            return [protojson.to_json(event.event) for event in events]
-        finally:
-            await ops.store.close()
-
-    return asyncio.run(read())
-
-
-@contextlib.contextmanager
-def _dispatcher(monkeypatch: pytest.MonkeyPatch, ddb_endpoint: str, table_name: str,
-                dead_letters: DeadLetterQueue) -> Iterator[ModuleType]:
-    """`handlers.push` imported as Lambda would, with the stack's environment (plus the
-    development allowances for the loopback receiver)."""
-    environment = {
-        **CREDENTIALS, "AWS_LAMBDA_FUNCTION_NAME": "a2akit-push-test",
-        ENV.TABLE: table_name, ENV.DYNAMODB_ENDPOINT: ddb_endpoint,
-        ENV.PUSH_NOTIFICATIONS: "true", ENV.PUSH_DELIVERY: STREAM,
-        ENV.PUSH_ALLOW_HTTP: "true", ENV.PUSH_ALLOW_CIDRS: "127.0.0.1/32",
-        ENV.PUSH_ATTEMPTS: "2", ENV.PUSH_BACKOFF_SECONDS: "0.01",
-        ENV.PUSH_BACKOFF_CAP_SECONDS: "0.05", ENV.PUSH_TIMEOUT_SECONDS: "2",
-        ENV.PUSH_DLQ_URL: dead_letters.url, ENV.SQS_ENDPOINT: dead_letters.endpoint,
-    }
-    for name, value in environment.items():
-        monkeypatch.setenv(name, value)
-    sys.modules.pop("handlers.push", None)
-    module = importlib.import_module("handlers.push")
+    ops = build_operations(settings, agent=_Quick())
     try:
-        yield module
+        return {binding: await _send(binding, ops, _send_params(text, _config(hook)))
+                for binding, text in texts.items()}
     finally:
+        await ops.store.close()
+
+
+async def _stored(settings: Settings, task_id: str) -> list[dict[str, Any]]:
+    ops = build_operations(settings, agent=_Quick())
+    try:
+        events = await ops.store.events_after(SCOPE, task_id, 0)
+        return [protojson.to_json(event.event) for event in events]
+    finally:
+        await ops.store.close()
+
+
+async def _records(endpoint: str, table_name: str) -> dict[str, Any]:
+    """The table's stream so far, as the Lambda event of one batch."""
+    return lambda_event(await asyncio.to_thread(stream_records, endpoint, table_name))
+
+
+class _Dispatcher:
+    """`handlers.push` imported as Lambda would, with the stack's environment (plus the
+    development allowances for the loopback receiver); `handle` calls the entry point in a
+    worker thread, where it runs its own event loop as on Lambda."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, ddb_endpoint: str, table_name: str,
+                 dead_letters: DeadLetterQueue) -> None:
+        environment = {
+            **CREDENTIALS, "AWS_LAMBDA_FUNCTION_NAME": "a2akit-push-test",
+            ENV.TABLE: table_name, ENV.DYNAMODB_ENDPOINT: ddb_endpoint,
+            ENV.PUSH_NOTIFICATIONS: "true", ENV.PUSH_DELIVERY: STREAM,
+            ENV.PUSH_ALLOW_HTTP: "true", ENV.PUSH_ALLOW_CIDRS: "127.0.0.1/32",
+            ENV.PUSH_ATTEMPTS: "2", ENV.PUSH_BACKOFF_SECONDS: "0.01",
+            ENV.PUSH_BACKOFF_CAP_SECONDS: "0.05", ENV.PUSH_TIMEOUT_SECONDS: "2",
+            ENV.PUSH_DLQ_URL: dead_letters.url, ENV.SQS_ENDPOINT: dead_letters.endpoint,
+        }
+        for name, value in environment.items():
+            monkeypatch.setenv(name, value)
+        self.monkeypatch = monkeypatch
+
+    async def __aenter__(self) -> _Dispatcher:
         sys.modules.pop("handlers.push", None)
-        module._loop.run_until_complete(module.dispatcher.aclose())
-        module._loop.run_until_complete(module.dispatcher.store.close())
-        module._loop.close()
+        self.module = await asyncio.to_thread(importlib.import_module, "handlers.push")
+        return self
+
+    async def handle(self, event: dict[str, Any], seconds: float = 300.0) -> Any:
+        return await asyncio.to_thread(self.module.handler, event, _Context(seconds))
+
+    async def __aexit__(self, *exc: object) -> None:
+        sys.modules.pop("handlers.push", None)
+        module = self.module
+
+        def close() -> None:
+            module._loop.run_until_complete(module.dispatcher.aclose())
+            module._loop.run_until_complete(module.dispatcher.store.close())
+            module._loop.close()
+
+        await asyncio.to_thread(close)
 
 
-def test_every_event_reaches_the_webhook_in_order_through_the_stream_dispatcher(
+async def test_every_event_reaches_the_webhook_in_order_through_the_stream_dispatcher(
         ddb_endpoint: str, table_name: str, dead_letters: DeadLetterQueue,
         monkeypatch: pytest.MonkeyPatch) -> None:
     settings = _front_door(ddb_endpoint, table_name)
     with Receiver() as hook:
-        tasks = _run_tasks(settings, hook, {"jsonrpc": "one two three", "grpc": "four five"})
+        tasks = await _run_tasks(settings, hook,
+                                 {"jsonrpc": "one two three", "grpc": "four five"})
         assert hook.requests == []  # the front doors deliver nothing themselves
-        records = stream_records(ddb_endpoint, table_name)
-        event = lambda_event(records)
+        event = await _records(ddb_endpoint, table_name)
         passed = [record for record in event["Records"] if matches(PUSH_FILTER_PATTERN, record)]
         # Snapshots, configs and message claims are in the stream; only events pass.
         assert len(passed) < len(event["Records"])
         assert all(record["dynamodb"]["Keys"]["sk"]["S"].startswith("EV#") for record in passed)
-        with _dispatcher(monkeypatch, ddb_endpoint, table_name, dead_letters) as module:
-            answer = module.handler({"Records": passed}, _Context())
+        async with _Dispatcher(monkeypatch, ddb_endpoint, table_name, dead_letters) as dispatcher:
+            answer = await dispatcher.handle({"Records": passed})
         assert answer == {"batchItemFailures": []}
         received = hook.requests
     for task_id in tasks.values():
-        expected = _stored(settings, task_id)
+        expected = await _stored(settings, task_id)
         bodies = [json.loads(r.body) for r in received
                   if _task_of(json.loads(r.body)) == task_id]
         assert bodies == expected
@@ -151,31 +163,31 @@ def test_every_event_reaches_the_webhook_in_order_through_the_stream_dispatcher(
         assert request.headers["x-a2a-notification-token"] == "notify-token"
 
 
-def test_unfiltered_records_deliver_the_same_events_once(
+async def test_unfiltered_records_deliver_the_same_events_once(
         ddb_endpoint: str, table_name: str, dead_letters: DeadLetterQueue,
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Without the mapping's filter (a misconfigured stack), snapshots, lease renewals and
     configs still reach no webhook."""
     settings = _front_door(ddb_endpoint, table_name)
     with Receiver() as hook:
-        (task_id,) = _run_tasks(settings, hook, {"jsonrpc": "one two"}).values()
-        event = lambda_event(stream_records(ddb_endpoint, table_name))
-        with _dispatcher(monkeypatch, ddb_endpoint, table_name, dead_letters) as module:
-            assert module.handler(event, _Context()) == {"batchItemFailures": []}
-        assert [json.loads(r.body) for r in hook.requests] == _stored(settings, task_id)
+        (task_id,) = (await _run_tasks(settings, hook, {"jsonrpc": "one two"})).values()
+        event = await _records(ddb_endpoint, table_name)
+        async with _Dispatcher(monkeypatch, ddb_endpoint, table_name, dead_letters) as dispatcher:
+            assert await dispatcher.handle(event) == {"batchItemFailures": []}
+        assert [json.loads(r.body) for r in hook.requests] == await _stored(settings, task_id)
 
 
-def test_a_failing_webhook_goes_to_the_dead_letter_queue_without_failing_the_batch(
+async def test_a_failing_webhook_goes_to_the_dead_letter_queue_without_failing_the_batch(
         ddb_endpoint: str, table_name: str, dead_letters: DeadLetterQueue,
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     settings = _front_door(ddb_endpoint, table_name)
     with Receiver() as hook:
-        (task_id,) = _run_tasks(settings, hook, {"grpc": "one"}).values()
-        event = lambda_event(stream_records(ddb_endpoint, table_name))
+        (task_id,) = (await _run_tasks(settings, hook, {"grpc": "one"})).values()
+        event = await _records(ddb_endpoint, table_name)
         hook.plan(Reply(500), Reply(500))  # both attempts at the first event
-        with _dispatcher(monkeypatch, ddb_endpoint, table_name, dead_letters) as module:
-            assert module.handler(event, _Context()) == {"batchItemFailures": []}
-        expected = _stored(settings, task_id)
+        async with _Dispatcher(monkeypatch, ddb_endpoint, table_name, dead_letters) as dispatcher:
+            assert await dispatcher.handle(event) == {"batchItemFailures": []}
+        expected = await _stored(settings, task_id)
         assert [json.loads(r.body) for r in hook.requests] == [expected[0], *expected]
     (record,) = dead_letters.records()
     assert (record["taskId"], record["seq"], record["status"]) == (task_id, 1, 500)
@@ -185,40 +197,40 @@ def test_a_failing_webhook_goes_to_the_dead_letter_queue_without_failing_the_bat
     assert line["_aws"]["CloudWatchMetrics"][0]["Dimensions"] == [["FunctionName"]]
 
 
-def test_a_record_it_cannot_settle_is_retried_from_there_and_other_tasks_go_on(
+async def test_a_record_it_cannot_settle_is_retried_from_there_and_other_tasks_go_on(
         ddb_endpoint: str, table_name: str, dead_letters: DeadLetterQueue,
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The dead-letter queue is gone: a failed delivery cannot be kept, so that record (and
     the rest of its task) is reported for retry; the other task is delivered in full."""
     settings = _front_door(ddb_endpoint, table_name)
     with Receiver() as hook, Receiver(default=Reply(400)) as broken:
-        (good,) = _run_tasks(settings, hook, {"jsonrpc": "one two"}).values()
-        (bad,) = _run_tasks(settings, broken, {"grpc": "three"}).values()
-        event = lambda_event(stream_records(ddb_endpoint, table_name))
+        (good,) = (await _run_tasks(settings, hook, {"jsonrpc": "one two"})).values()
+        (bad,) = (await _run_tasks(settings, broken, {"grpc": "three"})).values()
+        event = await _records(ddb_endpoint, table_name)
         dead_letters.sqs.delete_queue(QueueUrl=dead_letters.url)
-        with _dispatcher(monkeypatch, ddb_endpoint, table_name, dead_letters) as module:
-            answer = module.handler(event, _Context())
+        async with _Dispatcher(monkeypatch, ddb_endpoint, table_name, dead_letters) as dispatcher:
+            answer = await dispatcher.handle(event)
         first_bad = min(int(r["dynamodb"]["SequenceNumber"]) for r in event["Records"]
                         if r["eventName"] == "INSERT" and bad in r["dynamodb"]["Keys"]["pk"]["S"]
                         and r["dynamodb"]["Keys"]["sk"]["S"].startswith("EV#"))
         assert [int(f["itemIdentifier"]) for f in answer["batchItemFailures"]] == [first_bad]
         assert len(broken.requests) == 1  # the first event once (a 400 is final); no more
-        assert [json.loads(r.body) for r in hook.requests] == _stored(settings, good)
+        assert [json.loads(r.body) for r in hook.requests] == await _stored(settings, good)
 
 
-def test_out_of_time_the_rest_is_left_for_the_retry(
+async def test_out_of_time_the_rest_is_left_for_the_retry(
         ddb_endpoint: str, table_name: str, dead_letters: DeadLetterQueue,
         monkeypatch: pytest.MonkeyPatch) -> None:
     settings = _front_door(ddb_endpoint, table_name)
     with Receiver() as hook:
-        _run_tasks(settings, hook, {"jsonrpc": "one"})
-        event = lambda_event(stream_records(ddb_endpoint, table_name))
+        await _run_tasks(settings, hook, {"jsonrpc": "one"})
+        event = await _records(ddb_endpoint, table_name)
         first_event = min(int(r["dynamodb"]["SequenceNumber"]) for r in event["Records"]
                           if r["eventName"] == "INSERT"
                           and r["dynamodb"]["Keys"]["sk"]["S"].startswith("EV#"))
-        with _dispatcher(monkeypatch, ddb_endpoint, table_name, dead_letters) as module:
+        async with _Dispatcher(monkeypatch, ddb_endpoint, table_name, dead_letters) as dispatcher:
             # Less time left than the margin and one request's timeout: nothing starts.
-            answer = module.handler(event, _Context(seconds=1.0))
+            answer = await dispatcher.handle(event, seconds=1.0)
         assert [int(f["itemIdentifier"]) for f in answer["batchItemFailures"]] == [first_event]
         assert hook.requests == []
     assert dead_letters.records() == []
