@@ -1,0 +1,116 @@
+"""How long `protojson.to_json` takes per A2A response shape, against json_format's encoder.
+
+    .venv/bin/python bench/protojson_speed.py [--number 2000] [--repeat 7] [--only SHAPE]
+
+The reference is what `to_json` was before its fast encoder: `json_format.MessageToDict` plus
+the REQUIRED top-level defaults. Both run in this process, interleaved, and the table shows
+the best of `--repeat` runs of `--number` calls (the minimum is the least disturbed figure on a
+shared machine) and the reference/fast ratio. `--only` times one shape with the fast encoder
+alone, for a profiler or `valgrind --tool=callgrind`, which counts instructions and so is
+immune to other load:
+
+    valgrind --tool=callgrind --callgrind-out-file=/dev/null \\
+        .venv/bin/python bench/protojson_speed.py --only task --number 200 --repeat 1 [--reference]
+
+(run it also with --number 0, and subtract: that is the start-up's count).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import timeit
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from google.protobuf import json_format
+from google.protobuf.message import Message
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from a2akit.generated import a2a_pb2 as pb
+from a2akit.protojson import _json_default, required_fields, to_json
+
+
+def reference_to_json(message: Message) -> dict[str, Any]:
+    """The encoder as it was: json_format, then the REQUIRED top-level defaults."""
+    out: dict[str, Any] = json_format.MessageToDict(message)
+    for field in required_fields(message.DESCRIPTOR):
+        if field.json_name not in out:
+            out[field.json_name] = _json_default(field)
+    return out
+
+
+def _message(i: int, role: int = pb.ROLE_USER) -> pb.Message:
+    message = pb.Message(message_id=f"m-{i}", context_id="ctx-1", task_id="task-1", role=role)
+    message.parts.add(text=f"hello, agent: this is message {i}")
+    return message
+
+
+def _task(i: int = 1) -> pb.Task:
+    """An echo agent's finished task: history, one artifact, a status message, metadata."""
+    task = pb.Task(id=f"task-{i}", context_id="ctx-1")
+    task.status.state = pb.TASK_STATE_COMPLETED
+    task.status.timestamp.FromMilliseconds(1_767_225_600_123 + i)
+    task.status.message.CopyFrom(_message(100, pb.ROLE_AGENT))
+    task.history.extend([_message(1), _message(2, pb.ROLE_AGENT)])
+    artifact = task.artifacts.add(artifact_id="a-1", name="echo")
+    artifact.parts.add(text="hello, agent", media_type="text/plain")
+    artifact.parts.add().data.struct_value.update({"n": 1, "ok": True, "tags": ["a", "b"]})
+    task.metadata.update({"source": "bench", "attempt": 1, "nested": {"k": None}})
+    return task
+
+
+def shapes() -> dict[str, Message]:
+    status = pb.TaskStatusUpdateEvent(task_id="task-1", context_id="ctx-1",
+                                      status=pb.TaskStatus(state=pb.TASK_STATE_WORKING))
+    status.status.timestamp.FromMilliseconds(1_767_225_600_000)
+    artifact = pb.TaskArtifactUpdateEvent(task_id="task-1", context_id="ctx-1",
+                                          artifact=_task().artifacts[0], last_chunk=True)
+    return {
+        "task": _task(),
+        "send_response_task": pb.SendMessageResponse(task=_task()),
+        "send_response_message": pb.SendMessageResponse(message=_message(1, pb.ROLE_AGENT)),
+        "stream_task": pb.StreamResponse(task=_task()),
+        "stream_message": pb.StreamResponse(message=_message(1, pb.ROLE_AGENT)),
+        "stream_status_update": pb.StreamResponse(status_update=status),
+        "stream_artifact_update": pb.StreamResponse(artifact_update=artifact),
+        "list_tasks_20": pb.ListTasksResponse(tasks=[_task(i) for i in range(20)],
+                                              next_page_token="", page_size=20, total_size=20),
+    }
+
+
+def _best(fn: Callable[[], object], number: int, repeat: int) -> float:
+    """Microseconds per call, best of `repeat`."""
+    return min(timeit.repeat(fn, number=number, repeat=repeat)) / number * 1e6
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--number", type=int, default=2000)
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--only", choices=sorted(shapes()))
+    parser.add_argument("--reference", action="store_true",
+                        help="with --only: time the reference instead")
+    args = parser.parse_args()
+    cases = shapes()
+    for name, message in cases.items():
+        assert to_json(message) == reference_to_json(message), name
+    if args.only:
+        message = cases[args.only]
+        encode = reference_to_json if args.reference else to_json
+        for _ in range(args.number * args.repeat):
+            encode(message)
+        return
+    print(f"{'shape':<24} {'reference us':>13} {'fast us':>9} {'speedup':>8}")
+    for name, message in cases.items():
+        # Scaled so that every shape runs for a similar time.
+        number = max(10, args.number // (20 if name == "list_tasks_20" else 1))
+        ref = _best(lambda m=message: reference_to_json(m), number, args.repeat)  # type: ignore[misc]
+        fast = _best(lambda m=message: to_json(m), number, args.repeat)  # type: ignore[misc]
+        print(f"{name:<24} {ref:>13.1f} {fast:>9.1f} {ref / fast:>7.1f}x")
+
+
+if __name__ == "__main__":
+    main()
