@@ -22,24 +22,14 @@ import sys
 import timeit
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-from google.protobuf import json_format
 from google.protobuf.message import Message
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from a2akit.generated import a2a_pb2 as pb
-from a2akit.protojson import _json_default, required_fields, to_json
-
-
-def reference_to_json(message: Message) -> dict[str, Any]:
-    """The encoder as it was: json_format, then the REQUIRED top-level defaults."""
-    out: dict[str, Any] = json_format.MessageToDict(message)
-    for field in required_fields(message.DESCRIPTOR):
-        if field.json_name not in out:
-            out[field.json_name] = _json_default(field)
-    return out
+from a2akit.protojson import to_json
+from tests.unit.test_protojson_fast import _reference_to_json  # the encoder as it was
 
 
 def _message(i: int, role: int = pb.ROLE_USER) -> pb.Message:
@@ -96,10 +86,10 @@ def main() -> None:
     args = parser.parse_args()
     cases = shapes()
     for name, message in cases.items():
-        assert to_json(message) == reference_to_json(message), name
+        assert to_json(message) == _reference_to_json(message), name
     if args.only:
         message = cases[args.only]
-        encode = reference_to_json if args.reference else to_json
+        encode = _reference_to_json if args.reference else to_json
         for _ in range(args.number * args.repeat):
             encode(message)
         return
@@ -107,7 +97,7 @@ def main() -> None:
     for name, message in cases.items():
         # Scaled so that every shape runs for a similar time.
         number = max(10, args.number // (20 if name == "list_tasks_20" else 1))
-        ref = _best(lambda m=message: reference_to_json(m), number, args.repeat)  # type: ignore[misc]
+        ref = _best(lambda m=message: _reference_to_json(m), number, args.repeat)  # type: ignore[misc]
         fast = _best(lambda m=message: to_json(m), number, args.repeat)  # type: ignore[misc]
         print(f"{name:<24} {ref:>13.1f} {fast:>9.1f} {ref / fast:>7.1f}x")
 

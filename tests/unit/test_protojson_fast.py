@@ -34,7 +34,7 @@ from hypothesis import strategies as st
 
 from a2akit import protojson
 from a2akit.generated import a2a_pb2 as pb
-from a2akit.protojson import _json_default, required_fields, to_json
+from a2akit.protojson import _INT_RANGES, _json_default, required_fields, to_json
 
 
 def _reference_to_json(message: Message) -> dict[str, Any]:
@@ -152,18 +152,6 @@ AllTypes = _all_types()
 
 # --- random messages from the descriptors --------------------------------------------------------
 
-_INT_RANGES = {
-    FieldDescriptor.TYPE_INT32: (-(2**31), 2**31 - 1),
-    FieldDescriptor.TYPE_SINT32: (-(2**31), 2**31 - 1),
-    FieldDescriptor.TYPE_SFIXED32: (-(2**31), 2**31 - 1),
-    FieldDescriptor.TYPE_UINT32: (0, 2**32 - 1),
-    FieldDescriptor.TYPE_FIXED32: (0, 2**32 - 1),
-    FieldDescriptor.TYPE_INT64: (-(2**63), 2**63 - 1),
-    FieldDescriptor.TYPE_SINT64: (-(2**63), 2**63 - 1),
-    FieldDescriptor.TYPE_SFIXED64: (-(2**63), 2**63 - 1),
-    FieldDescriptor.TYPE_UINT64: (0, 2**64 - 1),
-    FieldDescriptor.TYPE_FIXED64: (0, 2**64 - 1),
-}
 
 
 def _ints(low: int, high: int) -> st.SearchStrategy[int]:
