@@ -9,20 +9,10 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from _bench_common import (
-    lambda_context,
-    print_result,
-    rss_now,
-    time_invocations,
-    with_body,
-)
-from _bench_common import (
-    preload as preload_tasks,
-)
+from _bench_common import lambda_context, print_result, rss_now, time_invocations, with_body
+from _bench_common import preload as preload_tasks
 
 __all__: list[str] = []
-
-
 
 
 def serve_jsonrpc(port: int, preload: int) -> None:

@@ -20,16 +20,8 @@ import asyncio
 import sys
 from typing import Any
 
-from _bench_common import (
-    lambda_context,
-    print_result,
-    rss_now,
-    time_invocations,
-    with_body,
-)
-from _bench_common import (
-    preload as preload_tasks,
-)
+from _bench_common import lambda_context, print_result, rss_now, time_invocations, with_body
+from _bench_common import preload as preload_tasks
 
 __all__: list[str] = []
 
@@ -76,8 +68,6 @@ def build_app() -> Any:
     handler, card = build_handler()
     routes = create_agent_card_routes(card) + create_jsonrpc_routes(handler, rpc_url="/")
     return Starlette(routes=routes)
-
-
 
 
 def serve_jsonrpc(port: int, preload: int) -> None:

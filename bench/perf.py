@@ -30,12 +30,10 @@ import http.client
 import json
 import os
 import platform
-import socket
 import statistics
 import subprocess
 import sys
 import time
-import venv
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -47,6 +45,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(BENCH))
 
 from _bench_common import HEADERS, PRELOAD_CONTEXT, send_body  # noqa: E402
+
+from tests.support.processes import free_port, stop_process, tool_venv, wait_for_port  # noqa: E402
 
 SDK_VENV = ROOT / ".cache" / "bench-sdk-venv"
 SDK_SPEC = ["a2a-sdk[http-server,grpc]==1.3.0", "mangum", "httpx", "uvicorn", "boto3"]
@@ -94,15 +94,8 @@ def _site_packages(python: Path) -> str:
 
 
 def _sdk_python() -> Path:
-    python = SDK_VENV / "bin" / "python"
-    probe = [str(python), "-c", "import a2a.server, grpc, mangum, uvicorn, httpx, boto3"]
-    if python.exists() and subprocess.run(probe, capture_output=True).returncode == 0:
-        return python
-    if not python.exists():
-        venv.create(SDK_VENV, with_pip=True)
-    subprocess.run([str(python), "-m", "pip", "install", "-q", *SDK_SPEC], check=True,
-                   timeout=900)
-    return python
+    ready = ["python", "-c", "import a2a.server, grpc, mangum, uvicorn, httpx, boto3"]
+    return tool_venv(SDK_VENV, SDK_SPEC, ready) / "python"
 
 
 def sides() -> tuple[Side, Side]:
@@ -135,12 +128,6 @@ def _peak_rss_mb(pid: int) -> float:
     return 0.0
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _pin(*cores: int) -> Callable[[], None]:
     def pin() -> None:
         with contextlib.suppress(OSError):
@@ -151,27 +138,17 @@ def _pin(*cores: int) -> Callable[[], None]:
 @contextlib.contextmanager
 def server(side: Side, mode: str, *args: str) -> Iterator[tuple[int, int]]:
     """A server of `side` on a free port, pinned to SERVER_CORE: yields (pid, port)."""
-    port = _free_port()
+    port = free_port()
     process = subprocess.Popen(side.command(mode, str(port), *args), env=side.env,
                                stdout=subprocess.PIPE, text=True, preexec_fn=_pin(SERVER_CORE))
     try:
         assert process.stdout is not None
         if process.stdout.readline().strip() != "READY":
             raise RuntimeError(f"{side.name} {mode} did not start")
-        deadline = time.monotonic() + 30
-        while True:
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
-                break
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"{side.name} {mode} is not listening")
-            time.sleep(0.05)
+        wait_for_port(port, process)
         yield process.pid, port
     finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        stop_process(process)
 
 
 # --- the figures --------------------------------------------------------------------------

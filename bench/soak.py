@@ -51,6 +51,7 @@ from a2akit.states import apply_event, is_terminal  # noqa: E402
 from a2akit.store import table  # noqa: E402
 from a2akit.store.base import Scope, TaskQuery  # noqa: E402
 from scripts.dynamodb_local import dynamodb_local, free_port, set_dummy_credentials  # noqa: E402
+from tests.support.processes import stop_process  # noqa: E402
 
 TABLE = "a2akit-soak"
 REGION = "us-east-1"
@@ -270,12 +271,7 @@ def _server(name: str, args: list[str], env: dict[str, str], logs: Path) -> Iter
     try:
         yield
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_process(process, timeout=15)
 
 
 def _wait_ready(http_url: str, grpc_address: str, logs: Path) -> None:

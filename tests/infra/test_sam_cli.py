@@ -11,7 +11,6 @@ import os
 import shutil
 import subprocess
 import tomllib
-import venv
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,7 @@ import pytest
 from aws_cdk.assertions import Template
 
 from infra.stack import PROJECT_ROOT
-from tests.support.processes import pypi_reachable
+from tests.support.tools import tool_or_skip
 
 pytestmark = pytest.mark.slow
 
@@ -30,20 +29,7 @@ SAMCONFIG: dict[str, Any] = tomllib.loads((PROJECT_ROOT / "samconfig.toml").read
 
 @pytest.fixture(scope="session")
 def sam() -> Path:
-    executable = SAM_VENV / "bin" / "sam"
-    if executable.exists() and subprocess.run([str(executable), "--version"],
-                                              capture_output=True).returncode == 0:
-        return executable
-    python = SAM_VENV / "bin" / "python"
-    if not python.exists():
-        venv.create(SAM_VENV, with_pip=True)
-    install = subprocess.run([str(python), "-m", "pip", "install", "-q", SAM_SPEC],
-                             capture_output=True, text=True, timeout=900)
-    if install.returncode != 0:
-        if not pypi_reachable("aws-sam-cli"):
-            pytest.skip(f"PyPI is unreachable, cannot install {SAM_SPEC}")
-        raise AssertionError(f"pip install {SAM_SPEC} failed:\n{install.stderr[-3000:]}")
-    return executable
+    return tool_or_skip(SAM_VENV, [SAM_SPEC], ["sam", "--version"], "aws-sam-cli") / "sam"
 
 
 def _project(tmp_path: Path, assembly: Path, template_file: str) -> Path:

@@ -9,14 +9,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import venv
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.support.processes import ROOT, free_port, pypi_reachable, python_env, running
+from tests.support.processes import ROOT, free_port, python_env, running
+from tests.support.tools import tool_or_skip
 
 pytestmark = pytest.mark.slow
 
@@ -27,19 +27,8 @@ CLIENT = Path(__file__).with_name("sdk_client.py")
 
 @pytest.fixture(scope="session")
 def sdk_python() -> Path:
-    python = SDK_VENV / "bin" / "python"
-    probe = [str(python), "-c", "import a2a.client, grpc, httpx"]
-    if python.exists() and subprocess.run(probe, capture_output=True).returncode == 0:
-        return python
-    if not python.exists():
-        venv.create(SDK_VENV, with_pip=True)
-    install = subprocess.run([str(python), "-m", "pip", "install", "-q", SDK_SPEC],
-                             capture_output=True, text=True, timeout=900)
-    if install.returncode != 0:
-        if not pypi_reachable("a2a-sdk"):
-            pytest.skip(f"PyPI is unreachable, cannot install {SDK_SPEC}")
-        raise AssertionError(f"pip install {SDK_SPEC} failed:\n{install.stderr[-3000:]}")
-    return python
+    ready = ["python", "-c", "import a2a.client, grpc, httpx"]
+    return tool_or_skip(SDK_VENV, [SDK_SPEC], ready, "a2a-sdk") / "python"
 
 
 @pytest.fixture(scope="module")

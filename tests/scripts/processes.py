@@ -10,6 +10,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from tests.support.processes import stop_process
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -57,12 +59,7 @@ class Running:
                 return line
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        stop_process(self.process, timeout=15)
         self._reader.join(timeout=5)
         for pipe in (self.process.stdout, self.process.stderr):
             if pipe is not None:

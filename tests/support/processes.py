@@ -12,11 +12,13 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
+import venv
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
-__all__ = ["ROOT", "free_port", "pypi_reachable", "python_env", "running", "stop_process",
-           "wait_for_output", "wait_for_port"]
+__all__ = ["ROOT", "ToolInstallError", "free_port", "pypi_reachable", "python_env", "running",
+           "stop_process", "tool_venv", "wait_for_output", "wait_for_port"]
 
 ROOT = Path(__file__).resolve().parents[2]
 HOST = "127.0.0.1"
@@ -63,7 +65,7 @@ def wait_for_port(port: int, process: subprocess.Popen[bytes] | None = None, *,
         time.sleep(0.05)
 
 
-def stop_process(process: subprocess.Popen[bytes], timeout: float = 10.0) -> int:
+def stop_process(process: subprocess.Popen[Any], timeout: float = 10.0) -> int:
     """Terminate the process (SIGTERM), kill it if it is still there after `timeout`; return
     its exit code. A process that already exited is only reaped."""
     if process.poll() is None:
@@ -114,3 +116,27 @@ def pypi_reachable(project: str) -> bool:
             return True
     except (OSError, urllib.error.URLError):
         return False
+
+
+class ToolInstallError(RuntimeError):
+    """pip could not install a tool's venv; the message ends with pip's output."""
+
+
+def tool_venv(folder: Path, requirements: Sequence[str], ready: Sequence[str]) -> Path:
+    """The bin folder of a venv of its own at `folder` holding `requirements`: a tool the
+    project does not depend on (the a2a-sdk, the SAM CLI), installed on first use. `ready` is
+    a command, its program relative to bin, that succeeds once the venv is complete.
+
+    Raises ToolInstallError when pip fails."""
+    bin_dir = folder / "bin"
+    probe = [str(bin_dir / ready[0]), *ready[1:]]
+    if (bin_dir / ready[0]).exists() and subprocess.run(probe, capture_output=True).returncode == 0:
+        return bin_dir
+    if not (bin_dir / "python").exists():
+        venv.create(folder, with_pip=True)
+    install = subprocess.run([str(bin_dir / "python"), "-m", "pip", "install", "-q",
+                              *requirements], capture_output=True, text=True, timeout=900)
+    if install.returncode != 0:
+        raise ToolInstallError(f"pip install {' '.join(requirements)} failed:\n"
+                               f"{install.stderr[-3000:]}")
+    return bin_dir
