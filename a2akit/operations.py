@@ -149,7 +149,7 @@ class Operations:
             outcome = await begun.settled(self._with_final_write(budget, call))
         if isinstance(outcome, Replied):
             return pb.SendMessageResponse(message=outcome.message)
-        stored = await self._answer(scope, outcome, request)
+        stored = await self._answer(scope, outcome)
         return pb.SendMessageResponse(task=_trim(stored.task, history))
 
     async def send_streaming_message(self, request: pb.SendMessageRequest,
@@ -162,7 +162,7 @@ class Operations:
         outcome = await begun.started() if isinstance(begun, Run) else begun
         if isinstance(outcome, Replied):
             return _one(pb.StreamResponse(message=outcome.message))
-        stored = await self._answer(scope, outcome, request)
+        stored = await self._answer(scope, outcome)
         if isinstance(begun, Run) and isinstance(outcome, Started):
             return self._run_events(begun, history, self._with_final_write(budget, call))
         return self._tail(scope, stored, history, budget)
@@ -231,8 +231,7 @@ class Operations:
         run.start()
         return run
 
-    async def _answer(self, scope: Scope, outcome: Started | Duplicate,
-                      request: pb.SendMessageRequest) -> StoredTask:
+    async def _answer(self, scope: Scope, outcome: Started | Duplicate) -> StoredTask:
         """The task a SendMessage answers with. Idempotency is decided here: a repeated
         message id (found before the run, or refused by the store's claim while writing)
         answers with the task the first message created or continued, as it stands now."""

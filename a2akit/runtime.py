@@ -138,9 +138,12 @@ def with_push_delivery(settings: Settings, store: TaskStore) -> TaskStore:
         return store
     # Imported only here: the sender loads httpx, which the Lambda front door never needs.
     from a2akit.push.dispatcher import make_dispatcher
-    from a2akit.push.inline import delivering
+    from a2akit.push.inline import DeliveringStore, InlineDelivery
 
-    return delivering(store, make_dispatcher(settings, store))
+    if isinstance(store, DeliveringStore):  # already wrapped (by make_store)
+        return store
+    # The dispatcher reads configs from the store itself, not through the wrapper.
+    return DeliveringStore(store, InlineDelivery(make_dispatcher(settings, store)))
 
 
 def _run_blocking(coroutine: Coroutine[Any, Any, None]) -> None:

@@ -28,7 +28,7 @@ from a2akit.store.base import (
     TaskStore,
 )
 
-__all__ = ["DeliveringStore", "InlineDelivery", "delivering"]
+__all__ = ["DeliveringStore", "InlineDelivery"]
 
 log = logging.getLogger("a2akit.push")
 
@@ -177,11 +177,3 @@ class DeliveringStore(TaskStore):
 
     def after_restore(self) -> None:
         self.inner.after_restore()
-
-
-def delivering(store: TaskStore, dispatcher: Dispatcher) -> DeliveringStore:
-    """`store`, delivering what it writes through `dispatcher` (which reads configs from the
-    store itself, not through the wrapper)."""
-    if isinstance(store, DeliveringStore):
-        return store
-    return DeliveringStore(store, InlineDelivery(dispatcher))

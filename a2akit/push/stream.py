@@ -41,10 +41,8 @@ def delivery(record: Record) -> Delivery | None:
         return None
     scope, task_id = table.parse_task_pk(keys[table.PK]["S"])
     image = data["NewImage"]
-    raw = image["event"]["B"]
-    # Lambda's JSON event carries binary attributes base64-encoded; boto3 gives bytes.
-    event = pb.StreamResponse.FromString(raw if isinstance(raw, bytes) else
-                                         base64.b64decode(raw, validate=True))
+    # Lambda's JSON event carries binary attributes base64-encoded.
+    event = pb.StreamResponse.FromString(base64.b64decode(image["event"]["B"], validate=True))
     return Delivery(scope, task_id, int(image["seq"]["N"]), event)
 
 
