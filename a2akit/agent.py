@@ -22,13 +22,13 @@ coroutine is cancelled (`asyncio.CancelledError`), so `await` points are where i
 from __future__ import annotations
 
 import dataclasses
-import uuid
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 from google.protobuf import struct_pb2
 
 from a2akit.generated import a2a_pb2 as pb
+from a2akit.ids import new_id
 from a2akit.states import status_event
 from a2akit.store.base import Scope
 
@@ -69,7 +69,7 @@ class TaskSink(Protocol):
 
 
 def text_message(text: str, *, context_id: str = "", task_id: str = "") -> pb.Message:
-    return pb.Message(message_id=str(uuid.uuid4()), role=pb.ROLE_AGENT, context_id=context_id,
+    return pb.Message(message_id=new_id(), role=pb.ROLE_AGENT, context_id=context_id,
                       task_id=task_id, parts=[pb.Part(text=text)])
 
 
@@ -108,7 +108,7 @@ class TaskHandle:
     ) -> str:
         """Add an artifact, or with `append=True` add parts to the one with `artifact_id`.
         Returns the artifact id, so later chunks can name it."""
-        artifact = pb.Artifact(artifact_id=artifact_id or str(uuid.uuid4()), name=name,
+        artifact = pb.Artifact(artifact_id=artifact_id or new_id(), name=name,
                                parts=_parts(content))
         self._sink.emit(pb.StreamResponse(artifact_update=pb.TaskArtifactUpdateEvent(
             task_id=self.task_id, context_id=self.context_id, artifact=artifact,
@@ -134,7 +134,7 @@ class TaskHandle:
     async def reply(self, content: _Content) -> None:
         """Answer with a single message and no task (only as the agent's first and only act;
         on an existing task the message is added to its history instead)."""
-        self._sink.reply(pb.Message(message_id=str(uuid.uuid4()), role=pb.ROLE_AGENT,
+        self._sink.reply(pb.Message(message_id=new_id(), role=pb.ROLE_AGENT,
                                     context_id=self.context_id, parts=_parts(content)))
 
     async def _status(self, state: pb.TaskState, text: str | None) -> None:

@@ -22,7 +22,6 @@ import logging
 import os
 import socket
 import time
-import uuid
 
 from a2akit.clock import now
 from a2akit.conflicts import retry_on_conflict
@@ -63,12 +62,12 @@ def epoch_ms() -> int:
 
 def runner_owner() -> str:
     """A lease owner for one run: the process and a random part (two runs never share one)."""
-    return f"{RUNNER_PREFIX}{_PROCESS}#{uuid.uuid4().hex[:12]}"
+    return f"{RUNNER_PREFIX}{_PROCESS}#{os.urandom(6).hex()}"
 
 
 def queue_owner() -> str:
     """The owner of a queued task's lease; the worker that takes the task swaps it for its own."""
-    return f"{QUEUE_PREFIX}{uuid.uuid4().hex}"
+    return f"{QUEUE_PREFIX}{os.urandom(16).hex()}"
 
 
 def lease_for(owner: str, seconds: float) -> Lease:

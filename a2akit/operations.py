@@ -13,7 +13,6 @@ import asyncio
 import base64
 import dataclasses
 import hashlib
-import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Generic, TypeVar
 
@@ -41,6 +40,7 @@ from a2akit.errors import (
 )
 from a2akit.follow import follow
 from a2akit.generated import a2a_pb2 as pb
+from a2akit.ids import new_id
 from a2akit.push.guard import Policy, check_config
 from a2akit.queue import TaskQueue, enqueue
 from a2akit.runner import Duplicate, Replied, Run, Started, Terms
@@ -201,8 +201,8 @@ class Operations:
                     violations=[("message.context_id", "differs from the task's context id")])
             message.context_id = stored.task.context_id
         else:
-            message.task_id = str(uuid.uuid4())
-            message.context_id = message.context_id or str(uuid.uuid4())
+            message.task_id = new_id()
+            message.context_id = message.context_id or new_id()
         push_configs: tuple[pb.TaskPushNotificationConfig, ...] = ()
         if push is not None:
             push.task_id, push.tenant = message.task_id, scope.tenant
@@ -386,7 +386,7 @@ class Operations:
         await check_config(request, self._push_policy)
         config = pb.TaskPushNotificationConfig()
         config.CopyFrom(request)
-        config.id = config.id or str(uuid.uuid4())
+        config.id = config.id or new_id()
         return config
 
     async def _store_push_config(self, scope: Scope, config: pb.TaskPushNotificationConfig,

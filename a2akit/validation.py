@@ -24,7 +24,7 @@ from a2akit.limits import (
 )
 from a2akit.protojson import required_fields
 
-__all__ = ["check_enum_values", "check_history_length", "check_request", "check_required"]
+__all__ = ["check_enum_values", "check_history_length", "check_request"]
 
 _OPAQUE_PREFIX = "google.protobuf."
 # Request fields holding an id (of a task, context, message, push config or tenant): the
@@ -39,10 +39,17 @@ _Violations = list[tuple[str, str]]
 def check_request(request: Message) -> None:
     """Raise InvalidParamsError unless `request` has its REQUIRED fields, every part holds
     exactly one content, and it keeps within the limits of a2akit.limits. Every violation is
-    listed in the error's BadRequest, named by its field path."""
-    check_required(request)
-    violations = [problem for message, path in _messages(request, "", _ALL)
-                  for problem in _content(message, path)]
+    listed in the error's BadRequest, named by its field path; missing fields are reported
+    first, on their own. One walk over the request finds both."""
+    missing: _Violations = []
+    violations: _Violations = []
+    for message, path in _messages(request, ""):
+        missing += _missing(message, path)
+        violations += _content(message, path)
+    if missing:
+        # Applied to requests only: some REQUIRED response fields legitimately hold defaults.
+        fields = ", ".join(f for f, _ in missing)
+        raise InvalidParamsError(f"Missing required fields: {fields}", violations=missing)
     if violations:
         field, problem = violations[0]
         more = f" (and {len(violations) - 1} more)" if len(violations) > 1 else ""
@@ -50,80 +57,92 @@ def check_request(request: Message) -> None:
                                  violations=violations)
 
 
-def check_required(request: Message) -> None:
-    """Raise InvalidParamsError listing every REQUIRED field that is missing or default.
-
-    Applied to requests only: some REQUIRED response fields legitimately hold defaults."""
-    violations = [
-        (path + field.name, "required field is missing")
-        for message, path in _messages(request, "", _REQUIRED)
-        for field in required_fields(message.DESCRIPTOR)
-        if not _is_set(message, field)
-    ]
-    if violations:
-        fields = ", ".join(f for f, _ in violations)
-        raise InvalidParamsError(f"Missing required fields: {fields}", violations=violations)
+def _missing(message: Any, path: str) -> _Violations:
+    """The REQUIRED fields of this one message that are missing or at their default."""
+    return [(path + field.name, "required field is missing")
+            for field in required_fields(message.DESCRIPTOR) if not _is_set(message, field)]
 
 
-# What a walk looks for: index into `_holds`; _ALL walks every message (the content and
-# limit checks look at parts, ids and metadata anywhere).
-_REQUIRED, _ENUMS = 0, 1
-_ALL: None = None
-
-
-def _messages(message: Any, path: str, kind: int | None) -> Iterator[tuple[Any, str]]:
-    """The message and every A2A message set inside it, each with its field path; for a
-    `kind`, only messages whose type can hold a field of that kind somewhere below (a Part
-    holds none: a message's parts are not walked), for `_ALL` every one."""
-    if kind is not None and not _holds(message.DESCRIPTOR)[kind]:
+def _messages(message: Any, path: str, enums_only: bool = False
+              ) -> Iterator[tuple[Any, str]]:
+    """The message and every A2A message set inside it, each with its field path; with
+    `enums_only`, only messages whose type can hold an enum field somewhere below (a Part
+    holds none: a message's parts are not walked)."""
+    if enums_only and not _holds_enums(message.DESCRIPTOR):
         return
+    inner = _inner(message.DESCRIPTOR)
     yield message, path
     for field, value in message.ListFields():
-        if field.type != FieldDescriptor.TYPE_MESSAGE:
+        kind = inner.get(field.number)
+        if kind is None:
             continue
-        if field.message_type.full_name.startswith(_OPAQUE_PREFIX):
+        if kind == _MAP:
+            for key, item in value.items():
+                yield from _messages(item, f"{path}{field.name}[{key}].", enums_only)
+        elif enums_only and not _holds_enums(field.message_type):
             continue
-        if field.message_type.GetOptions().map_entry:
-            value_field = field.message_type.fields_by_name["value"]
-            if value_field.type == FieldDescriptor.TYPE_MESSAGE:
-                for key, item in value.items():
-                    yield from _messages(item, f"{path}{field.name}[{key}].", kind)
-        elif kind is not None and not _holds(field.message_type)[kind]:
-            continue
-        elif field.is_repeated:
+        elif kind == _LIST:
             for i, item in enumerate(value):
-                yield from _messages(item, f"{path}{field.name}[{i}].", kind)
+                yield from _messages(item, f"{path}{field.name}[{i}].", enums_only)
         else:
-            yield from _messages(value, f"{path}{field.name}.", kind)
+            yield from _messages(value, f"{path}{field.name}.", enums_only)
 
 
-def _holds(descriptor: Any) -> tuple[bool, bool]:
-    """Whether a message type, or any A2A message type below it, has REQUIRED fields and
-    enum fields; computed once per type."""
+_ONE, _LIST, _MAP = 1, 2, 3
+
+
+def _inner(descriptor: Any) -> dict[int, int]:
+    """The fields of a message type that a walk enters, by number: one message, a list or
+    a map of them; worked out once per type (descriptor options
+    are not free to read, and every request is walked)."""
+    inner = _INNER.get(descriptor.full_name)
+    if inner is None:
+        inner = {}
+        for field in descriptor.fields:
+            target = _a2a_message(field)
+            if target is None:
+                continue
+            if target is not field.message_type:
+                inner[field.number] = _MAP
+            else:
+                inner[field.number] = _LIST if field.is_repeated else _ONE
+        _INNER[descriptor.full_name] = inner
+    return inner
+
+
+def _a2a_message(field: Any) -> Any:
+    """The message type a field holds that a walk enters (a map's value type for a map of
+    messages), or None for scalars and well-known types."""
+    if (field.type != FieldDescriptor.TYPE_MESSAGE
+            or field.message_type.full_name.startswith(_OPAQUE_PREFIX)):
+        return None
+    target = field.message_type
+    if target.GetOptions().map_entry:
+        value = target.fields_by_name["value"]
+        if value.type != FieldDescriptor.TYPE_MESSAGE:
+            return None
+        target = value.message_type
+    return target
+
+
+def _holds_enums(descriptor: Any) -> bool:
+    """Whether a message type, or any A2A message type below it, has enum fields; computed
+    once per type."""
     name = descriptor.full_name
     holds = _HOLDS.get(name)
     if holds is None:
         # While this type is being worked out, a type below that contains it again is told
-        # "may hold both": a cycle can only make the walk look further, never skip a check.
-        _HOLDS[name] = (True, True)
-        required = bool(required_fields(descriptor))
-        enums = any(f.type == FieldDescriptor.TYPE_ENUM for f in descriptor.fields)
-        for field in descriptor.fields:
-            if (field.type == FieldDescriptor.TYPE_MESSAGE
-                    and not field.message_type.full_name.startswith(_OPAQUE_PREFIX)):
-                target = field.message_type
-                if target.GetOptions().map_entry:
-                    value = target.fields_by_name["value"]
-                    if value.type != FieldDescriptor.TYPE_MESSAGE:
-                        continue
-                    target = value.message_type
-                below = _holds(target)
-                required, enums = required or below[0], enums or below[1]
-        holds = _HOLDS[name] = (required, enums)
+        # "may hold some": a cycle can only make the walk look further, never skip a check.
+        _HOLDS[name] = True
+        holds = any(f.type == FieldDescriptor.TYPE_ENUM for f in descriptor.fields) or any(
+            _holds_enums(target) for target in map(_a2a_message, descriptor.fields)
+            if target is not None)
+        _HOLDS[name] = holds
     return holds
 
 
-_HOLDS: dict[str, tuple[bool, bool]] = {}
+_INNER: dict[str, dict[int, int]] = {}
+_HOLDS: dict[str, bool] = {}
 
 
 def _is_set(message: Message, field: Any) -> bool:
@@ -162,7 +181,7 @@ def check_enum_values(message: Message) -> None:
     checked before parsing instead (`protojson.from_json`)."""
     violations = [
         (path + field.name, f"not a {field.enum_type.name} value")
-        for inner, path in _messages(message, "", _ENUMS)
+        for inner, path in _messages(message, "", enums_only=True)
         for field, value in inner.ListFields()
         if field.type == FieldDescriptor.TYPE_ENUM
         for item in (value if field.is_repeated else (value,))

@@ -34,10 +34,10 @@ import random
 import threading
 import time
 import urllib.parse
-import uuid
 from collections.abc import Mapping
 from typing import Any
 
+from a2akit.ids import new_id
 from a2akit.store._credentials import CredentialSource
 from a2akit.store._errors import ConnectionFailure, DynamoDBError
 
@@ -150,7 +150,7 @@ class Client:
         if operation == "TransactWriteItems" and "ClientRequestToken" not in params:
             # As botocore does: a retried transaction (say, after a lost response) is then
             # applied once, not twice.
-            params = {**params, "ClientRequestToken": str(uuid.uuid4())}
+            params = {**params, "ClientRequestToken": new_id()}
         body = json.dumps(params, separators=(",", ":"), default=_blob).encode()
         for attempt in range(self._max_attempts):
             last = attempt == self._max_attempts - 1
