@@ -14,6 +14,7 @@ import functools
 import math
 import re
 import sys
+import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -581,7 +582,8 @@ def _valid_enum(field: Any, value: object) -> bool:
 # keys in json_format's "[extension]" form, Duration, FieldMask and wrapper fields (json_format
 # reads them from strings the checks refuse), messages nested deeper than _FAST_DEPTH, and
 # message types whose JSON names differ from their camelCase names or clash with a oneof name.
-# The opaque types (_OPAQUE) are checked as above and handed to json_format for their value.
+# The opaque types (_OPAQUE) are checked as above (_message_problem), then set by json_format's
+# own steps (Struct, Value, ListValue, Timestamp) or by json_format itself (Any, Empty).
 
 _Decode = Callable[[Any, Any, int], None]  # (JSON value, message to fill, depth of the message)
 _Setter = Callable[[Any, Any, int], None]  # (parent message, JSON value not null, parent depth)
@@ -589,6 +591,8 @@ _Convert = Callable[[Any], Any]  # JSON value -> the field's Python value, or ra
 # (the JSON name given too for the same field, the oneof it takes part in, setter, null action)
 _Plan = tuple[str | None, str | None, _Setter, Callable[[Any], None]]
 _DECODERS: dict[Any, _Decode] = {}  # message descriptor -> decoder
+_BUILDING: dict[Any, _Decode] = {}  # decoders being built by the thread holding the lock
+_BUILD_LOCK = threading.RLock()
 # Types json_format does not parse as an object of their fields (its _WKTJSONMETHODS), and
 # Empty (opaque above). The wrappers are also such types; they are recognised by their file.
 _NOT_REGULAR = _OPAQUE | {"google.protobuf.Duration", "google.protobuf.FieldMask"}
@@ -607,7 +611,19 @@ _JSON_BOOL_KEYS = {"true": True, "false": False}
 def _decoder(descriptor: Any) -> _Decode:
     decode = _DECODERS.get(descriptor)
     if decode is None:
-        decode = _build_decoder(descriptor)
+        # Built under a lock and published only complete: another thread given a decoder
+        # whose plans are still being made would take every field for an unknown one.
+        with _BUILD_LOCK:
+            decode = _DECODERS.get(descriptor) or _BUILDING.get(descriptor)
+            if decode is None:
+                outermost = not _BUILDING
+                try:
+                    decode = _build_decoder(descriptor)
+                    if outermost:
+                        _DECODERS.update(_BUILDING)
+                finally:
+                    if outermost:
+                        _BUILDING.clear()
     return decode
 
 
@@ -622,10 +638,9 @@ def _build_decoder(descriptor: Any) -> _Decode:
         plans: dict[str, _Plan] = {}
         decode = _regular_decoder(plans)
         # Registered before its fields are planned: a message type may contain itself.
-        _DECODERS[descriptor] = decode
+        _BUILDING[descriptor] = decode
         plans.update(_plans(descriptor))
-        return decode
-    _DECODERS[descriptor] = decode
+    _BUILDING[descriptor] = decode
     return decode
 
 

@@ -11,9 +11,11 @@ unknown keys, all at any depth.
 from __future__ import annotations
 
 import collections
+import concurrent.futures
 import copy
 import json
 import math
+import threading
 from typing import Any
 
 import pytest
@@ -313,3 +315,21 @@ def test_every_request_type_has_a_fast_decoder(descriptor: Any) -> None:
     cls = GetMessageClass(descriptor)
     assert _fast_takes({}, cls)
     assert _assert_same({}, cls) == ("ok", b"")
+
+
+def test_decoders_built_by_many_threads_at_once() -> None:
+    """A decoder is published only with its plans made: one seen half-built by another thread
+    would drop every field as unknown."""
+    data = {"message": {**_MESSAGE, "parts": [{"data": {"a": [1]}}]},
+            "configuration": {"historyLength": 1}}
+    expected = _checked_parse(data, pb.SendMessageRequest)
+    protojson._DECODERS.clear()
+    start = threading.Barrier(8)
+
+    def parse() -> Message:
+        start.wait()
+        return from_json(data, pb.SendMessageRequest)
+
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        results = [pool.submit(parse) for _ in range(8)]
+    assert all(result.result() == expected for result in results)
