@@ -1,11 +1,14 @@
-"""How long `protojson.to_json` takes per A2A response shape, against json_format's encoder.
+"""How long `protojson.to_json` takes per A2A response shape, and `protojson.from_json` per
+request shape, against the reference paths.
 
     .venv/bin/python bench/protojson_speed.py [--number 2000] [--repeat 7] [--only SHAPE]
 
-The reference is what `to_json` was before its fast encoder: `json_format.MessageToDict` plus
-the REQUIRED top-level defaults. Both run in this process, interleaved, and the table shows
+The reference of `to_json` is what it was before its fast encoder: `json_format.MessageToDict`
+plus the REQUIRED top-level defaults. The reference of `from_json` is what it was before its
+decoders, kept as `protojson._checked_parse`: the checks of every field, then
+`json_format.ParseDict`. Each pair runs in this process, interleaved, and the tables show
 the best of `--repeat` runs of `--number` calls (the minimum is the least disturbed figure on a
-shared machine) and the reference/fast ratio. `--only` times one shape with the fast encoder
+shared machine) and the reference/fast ratio. `--only` times one shape with the fast path
 alone, for a profiler or `valgrind --tool=callgrind`, which counts instructions and so is
 immune to other load:
 
@@ -22,13 +25,14 @@ import sys
 import timeit
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from google.protobuf.message import Message
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from a2akit.generated import a2a_pb2 as pb
-from a2akit.protojson import to_json
+from a2akit.protojson import _checked_parse, from_json, to_json
 from tests.unit.test_protojson_fast import _reference_to_json  # the encoder as it was
 
 
@@ -71,6 +75,31 @@ def shapes() -> dict[str, Message]:
     }
 
 
+def requests() -> dict[str, tuple[dict[str, Any], type[Message]]]:
+    """Request shapes as clients send them: the JSON params, and the type they parse into."""
+    send = pb.SendMessageRequest(message=_message(1), configuration=pb.SendMessageConfiguration(
+        accepted_output_modes=["text/plain"], history_length=10, return_immediately=True))
+    data = pb.SendMessageRequest()
+    data.CopyFrom(send)
+    data.message.parts.add(media_type="application/json").data.struct_value.update(
+        {"city": "Oslo", "days": 3, "units": ["metric"], "options": {"hourly": False}})
+    data.metadata.update({"source": "bench", "attempt": 1})
+    push = pb.TaskPushNotificationConfig(
+        task_id="task-1", id="cfg-1", url="https://example.com/hook", token="t0k3n",
+        authentication=pb.AuthenticationInfo(scheme="Bearer", credentials="secret"))
+    list_tasks = pb.ListTasksRequest(context_id="ctx-1", status=pb.TASK_STATE_WORKING,
+                                     page_size=20, include_artifacts=True)
+    list_tasks.status_timestamp_after.FromMilliseconds(1_767_225_600_000)
+    cases = {
+        "send_message": send,
+        "send_message_data": data,
+        "get_task": pb.GetTaskRequest(id="task-1", history_length=5),
+        "list_tasks": list_tasks,
+        "create_push_config": push,
+    }
+    return {name: (to_json(message), type(message)) for name, message in cases.items()}
+
+
 def _best(fn: Callable[[], object], number: int, repeat: int) -> float:
     """Microseconds per call, best of `repeat`."""
     return min(timeit.repeat(fn, number=number, repeat=repeat)) / number * 1e6
@@ -80,25 +109,39 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--number", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=7)
-    parser.add_argument("--only", choices=sorted(shapes()))
+    parser.add_argument("--only", choices=sorted(shapes()) + sorted(requests()))
     parser.add_argument("--reference", action="store_true",
                         help="with --only: time the reference instead")
     args = parser.parse_args()
     cases = shapes()
     for name, message in cases.items():
         assert to_json(message) == _reference_to_json(message), name
-    if args.only:
+    parses = requests()
+    for name, (data, cls) in parses.items():
+        assert from_json(data, cls) == _checked_parse(data, cls), name
+    if args.only in cases:
         message = cases[args.only]
         encode = _reference_to_json if args.reference else to_json
         for _ in range(args.number * args.repeat):
             encode(message)
         return
-    print(f"{'shape':<24} {'reference us':>13} {'fast us':>9} {'speedup':>8}")
+    if args.only:
+        data, cls = parses[args.only]
+        parse = _checked_parse if args.reference else from_json
+        for _ in range(args.number * args.repeat):
+            parse(data, cls)
+        return
+    print(f"{'to_json: shape':<24} {'reference us':>13} {'fast us':>9} {'speedup':>8}")
     for name, message in cases.items():
         # Scaled so that every shape runs for a similar time.
         number = max(10, args.number // (20 if name == "list_tasks_20" else 1))
         ref = _best(lambda m=message: _reference_to_json(m), number, args.repeat)  # type: ignore[misc]
         fast = _best(lambda m=message: to_json(m), number, args.repeat)  # type: ignore[misc]
+        print(f"{name:<24} {ref:>13.1f} {fast:>9.1f} {ref / fast:>7.1f}x")
+    print(f"\n{'from_json: request':<24} {'reference us':>13} {'fast us':>9} {'speedup':>8}")
+    for name, (data, cls) in parses.items():
+        ref = _best(lambda d=data, c=cls: _checked_parse(d, c), args.number, args.repeat)  # type: ignore[misc]
+        fast = _best(lambda d=data, c=cls: from_json(d, c), args.number, args.repeat)  # type: ignore[misc]
         print(f"{name:<24} {ref:>13.1f} {fast:>9.1f} {ref / fast:>7.1f}x")
 
 
