@@ -6,16 +6,19 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from anyio.pytest_plugin import get_runner
 from hypothesis import HealthCheck, settings
 
 from a2akit.store import table
 from a2akit.store.dynamodb import make_client
 from scripts.dynamodb_local import dynamodb_local, set_dummy_credentials
 from tests.store.conftest import TABLE
+from tests.support.harness import end_tasks
 from tests.support.moto import moto_server
 
 # Hypothesis profiles for the property-based tests (tests/jsonrpc/test_fuzz.py).
@@ -30,9 +33,31 @@ settings.register_profile("long", max_examples=2_000, deadline=None,
 settings.load_profile("ci")
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def one_event_loop(anyio_backend: str) -> Iterator[asyncio.AbstractEventLoop]:
+    """Holds anyio's test runner for the session, so every async test and fixture runs on
+    one event loop that closes only at the end: grpc.aio delivers completions to the loop a
+    server or call was made on (see tests.support.harness.background_loop), and with a loop
+    per test a late one was raised as "Event loop is closed" in whichever test ran next."""
+    with get_runner(anyio_backend, {}) as test_runner:  # lives while someone holds it
+        yield test_runner.get_loop()  # type: ignore[attr-defined]
+
+
+@pytest.fixture(autouse=True)
+def tasks_end_with_their_test(one_event_loop: asyncio.AbstractEventLoop) -> Iterator[None]:
+    """What an async test leaves running on the shared loop (an agent still working, a stream
+    not read to its end) is cancelled when it ends, as closing a loop of its own did: the
+    next test finds only its own runs (`runner.drain` counts them)."""
+    yield
+    anyio_tasks = {task for task in asyncio.all_tasks(one_event_loop)
+                   if task.get_coro().__qualname__.endswith("_run_tests_and_fixtures")}
+    if asyncio.all_tasks(one_event_loop) - anyio_tasks:
+        one_event_loop.run_until_complete(end_tasks(keep=anyio_tasks))
 
 
 @pytest.fixture(scope="session")

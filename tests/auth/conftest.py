@@ -10,11 +10,6 @@ import pytest
 from tests.auth.issuer import Issuer, Key, make_keys
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(scope="session")
 def signing_keys() -> dict[str, Key]:
     return make_keys()

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -29,6 +28,7 @@ from grpc_service.server import RunningServer, serve
 from handlers.jsonrpc_app import create_app
 from tests.jsonrpc.client import Client as JsonRpcClient
 from tests.jsonrpc.client import make_client
+from tests.support.harness import background_loop, end_tasks
 
 TRANSPORTS = ["asgi", "apigw_http_v2", "function_url", "grpc"]
 
@@ -104,9 +104,7 @@ class GrpcTransport:
     name = "grpc"
 
     def __init__(self, ops: Operations) -> None:
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
-        self._thread.start()
+        self._loop = background_loop()
         self._server: RunningServer = self._run(
             serve(ops.settings, ops, port=0, host="127.0.0.1"))
         self._channel = grpc.insecure_channel(f"127.0.0.1:{self._server.port}")
@@ -139,9 +137,7 @@ class GrpcTransport:
     def close(self) -> None:
         self._channel.close()
         self._run(self._server.shutdown(0))
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
-        _drain(self._loop)
+        self._run(end_tasks())
 
 
 Transport = JsonRpcTransport | GrpcTransport

@@ -5,7 +5,6 @@ INTERNAL, UNKNOWN or a hang, and nothing half-written is left in the store."""
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -20,7 +19,13 @@ from a2akit.states import apply_event
 from a2akit.store.base import Scope
 from grpc_service.server import SERVICE_NAME
 from tests.support.errors import grpc_failure
-from tests.support.harness import GrpcHarness, grpc_server, memory_operations
+from tests.support.harness import (
+    GrpcHarness,
+    background_loop,
+    end_tasks,
+    grpc_server,
+    memory_operations,
+)
 from tests.support.messages import V1, send_request
 
 _NOT_CLEAN = {grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN,
@@ -30,19 +35,15 @@ _VALID = send_request("hello").SerializeToString()
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[tuple[GrpcHarness, asyncio.AbstractEventLoop]]:
-    """One server for every example, on an event loop of its own thread."""
-    loop = asyncio.new_event_loop()
-    thread = threading.Thread(target=loop.run_forever, daemon=True)
-    thread.start()
+    """One server for every example, on the suite's background loop (a thread of its own)."""
+    loop = background_loop()
     running = grpc_server(memory_operations())
     harness = asyncio.run_coroutine_threadsafe(running.__aenter__(), loop).result(30)
     try:
         yield harness, loop
     finally:
         asyncio.run_coroutine_threadsafe(running.__aexit__(None, None, None), loop).result(30)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(10)
-        loop.close()
+        asyncio.run_coroutine_threadsafe(end_tasks(), loop).result(30)
 
 
 @st.composite

@@ -7,8 +7,10 @@ on a loopback port in front of it.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -23,7 +25,8 @@ from a2akit.store.memory import MemoryStore
 from grpc_service.generated import a2a_pb2_grpc
 from grpc_service.server import RunningServer, serve
 
-__all__ = ["ANON", "GrpcHarness", "Start", "grpc_server", "memory_operations"]
+__all__ = ["ANON", "GrpcHarness", "Start", "background_loop", "end_tasks", "grpc_server",
+           "memory_operations"]
 
 # What most binding tests run with: anyone may call, the push-config operations on, and
 # nobody delivering in this process (tests/push turns delivery on where it is the subject).
@@ -62,3 +65,36 @@ async def grpc_server(ops: Operations) -> AsyncIterator[GrpcHarness]:
     finally:
         await channel.close()
         await server.shutdown(0)
+
+
+# --- a loop for the servers that synchronous tests call --------------------------------------
+#
+# grpc.aio delivers each completion to the loop its call or server was made on, from one
+# process-wide poller. A server stopped on a loop that is then closed can still get a last
+# completion, which is then raised ("Event loop is closed") in whatever loop runs next: another
+# test's. So every gRPC server of the suite lives on a loop that is never closed: the session's
+# (tests/conftest.py) for async tests, this one for sync tests that call a server in a thread.
+
+_BACKGROUND: list[asyncio.AbstractEventLoop] = []
+_BACKGROUND_LOCK = threading.Lock()
+
+
+def background_loop() -> asyncio.AbstractEventLoop:
+    """The one event loop that runs, on a daemon thread, the servers synchronous tests call."""
+    with _BACKGROUND_LOCK:
+        if not _BACKGROUND:
+            loop = asyncio.new_event_loop()
+            threading.Thread(target=loop.run_forever, daemon=True,
+                             name="test-background-loop").start()
+            _BACKGROUND.append(loop)
+        return _BACKGROUND[0]
+
+
+async def end_tasks(keep: set[asyncio.Task[Any]] | frozenset[asyncio.Task[Any]] = frozenset()
+                    ) -> None:
+    """Cancel and await every task of the running loop but the caller's and `keep`: what a
+    test left running (an agent still working), as closing a loop of its own would."""
+    left = asyncio.all_tasks() - {asyncio.current_task(), *keep}
+    for task in left:
+        task.cancel()
+    await asyncio.gather(*left, return_exceptions=True)
