@@ -21,6 +21,8 @@ def check_version(value: str | None) -> None:
     VersionNotSupportedError for anything else. Another minor (1.1) is refused too: its
     client may rely on semantics a 1.0 server would silently drop (bindings.md 7). A missing
     or empty value means 0.3 (spec 3.6.2), which this interface does not serve."""
+    if value == SUPPORTED_VERSION:
+        return  # what every 1.0 client sends, accepted without the pattern (a hot path)
     requested = (value or "").strip() or "0.3"
     match = _VERSION.match(requested)
     if match is None or (int(match.group(1)), int(match.group(2))) != _SUPPORTED:

@@ -183,12 +183,24 @@ def check_enum_values(message: Message) -> None:
         (path + field.name, f"not a {field.enum_type.name} value")
         for inner, path in _messages(message, "", enums_only=True)
         for field, value in inner.ListFields()
-        if field.type == FieldDescriptor.TYPE_ENUM
+        if (numbers := _enum_numbers(field)) is not None
         for item in (value if field.is_repeated else (value,))
-        if item not in field.enum_type.values_by_number
+        if item not in numbers
     ]
     if violations:
         raise InvalidParamsError(f"Invalid value for {violations[0][0]}", violations=violations)
+
+
+def _enum_numbers(field: Any) -> frozenset[int] | None:
+    """The numbers an enum field's type defines (None for other fields), once per field:
+    every binary request is checked, and the descriptor builds `values_by_number` anew."""
+    if field not in _ENUM_NUMBERS:
+        _ENUM_NUMBERS[field] = (frozenset(field.enum_type.values_by_number)
+                                if field.type == FieldDescriptor.TYPE_ENUM else None)
+    return _ENUM_NUMBERS[field]
+
+
+_ENUM_NUMBERS: dict[Any, frozenset[int] | None] = {}
 
 
 # --- content and limits ----------------------------------------------------------------------
