@@ -88,7 +88,8 @@ def test_grpc_call_without_a_server_is_one_line() -> None:
     assert line.endswith("is ./dev serve running?")
 
 
-def test_grpc_call_sends_headers_as_metadata() -> None:
+@pytest.mark.anyio
+async def test_grpc_call_sends_headers_as_metadata() -> None:
     """`./dev grpc-call --header 'x-api-key: ...'`, the README's API-key example, reaches an
     API-key server: the key authenticates, and without it the call is refused."""
     import asyncio
@@ -105,17 +106,14 @@ def test_grpc_call_sends_headers_as_metadata() -> None:
     record = {"principal": "alice", "sha256": hash_key(key)}
     settings = Settings(api_keys=json.dumps([record]))
 
-    async def check() -> None:
-        async with grpc_server(memory_operations(settings=settings)) as server:
-            address = f"127.0.0.1:{server.port}"
-            answer = await asyncio.to_thread(send, address, "hi",
-                                             headers=(("x-api-key", key),))
-            assert answer.task.status.state == pb.TASK_STATE_COMPLETED
-            with pytest.raises(grpc.RpcError) as refused:
-                await asyncio.to_thread(send, address, "hi")
-            assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
-
-    asyncio.run(check())
+    # On the suite's event loop, not a loop of its own (tests.support.harness.background_loop).
+    async with grpc_server(memory_operations(settings=settings)) as server:
+        address = f"127.0.0.1:{server.port}"
+        answer = await asyncio.to_thread(send, address, "hi", headers=(("x-api-key", key),))
+        assert answer.task.status.state == pb.TASK_STATE_COMPLETED
+        with pytest.raises(grpc.RpcError) as refused:
+            await asyncio.to_thread(send, address, "hi")
+        assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
 
 
 def _send_with_webhook(url: str, webhook: str) -> dict[str, Any]:
