@@ -32,9 +32,9 @@ from google.protobuf.message_factory import GetMessageClass
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
-from a2akit import protojson
 from a2akit.generated import a2a_pb2 as pb
-from a2akit.protojson import _INT_RANGES, _json_default, required_fields, to_json
+from a2akit.protojson import _json_default, encode, required_fields, to_json
+from a2akit.protojson.shape import _INT_RANGES
 
 
 def _reference_to_json(message: Message) -> dict[str, Any]:
@@ -60,7 +60,7 @@ def _assert_same(message: Message) -> None:
     if expected[0] == "ok":
         assert to_json(message) == _reference_to_json(message)
         # ... and from the fast path itself, not by its fallback to json_format.
-        fast = protojson._encoder(message.DESCRIPTOR)(message)
+        fast = encode._encoder(message.DESCRIPTOR)(message)
         assert json.dumps(fast) == json.dumps(json_format.MessageToDict(message))
 
 

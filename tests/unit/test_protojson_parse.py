@@ -25,11 +25,10 @@ from google.protobuf.message_factory import GetMessageClass
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
-from a2akit import protojson
 from a2akit.errors import InvalidParamsError
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.operations import OPERATIONS
-from a2akit.protojson import _checked_parse, from_json, to_json
+from a2akit.protojson import _checked_parse, decode, from_json, to_json
 from tests.unit.test_protojson_fast import _A2A_TYPES, _JSON, _TEXT, AllTypes, _messages
 
 _REQUEST_TYPES = sorted({op.request.DESCRIPTOR.full_name: op.request.DESCRIPTOR
@@ -58,7 +57,7 @@ def _assert_same(data: Any, cls: type[Message]) -> tuple[Any, ...]:
 def _fast_takes(data: Any, cls: type[Message]) -> bool:
     """Whether the decoder itself parsed `data`, without falling back."""
     try:
-        protojson._decoder(cls.DESCRIPTOR)(data, cls(), 1)
+        decode._decoder(cls.DESCRIPTOR)(data, cls(), 1)
     except Exception:
         return False
     return True
@@ -323,7 +322,7 @@ def test_decoders_built_by_many_threads_at_once() -> None:
     data = {"message": {**_MESSAGE, "parts": [{"data": {"a": [1]}}]},
             "configuration": {"historyLength": 1}}
     expected = _checked_parse(data, pb.SendMessageRequest)
-    protojson._DECODERS.clear()
+    decode._DECODERS.clear()
     start = threading.Barrier(8)
 
     def parse() -> Message:
