@@ -93,16 +93,15 @@ _ONE, _LIST, _MAP = 1, 2, 3
 
 def _inner(descriptor: Any) -> dict[int, int]:
     """The fields of a message type that a walk enters, by number: one message, a list or
-    a map of them; worked out once per type (descriptor options
-    are not free to read, and every request is walked)."""
+    a map of them; worked out once per type (descriptor options are not free to read, and
+    every request is walked)."""
     inner = _INNER.get(descriptor.full_name)
     if inner is None:
         inner = {}
         for field in descriptor.fields:
-            target = _a2a_message(field)
-            if target is None:
+            if _a2a_message(field) is None:
                 continue
-            if target is not field.message_type:
+            if field.message_type.GetOptions().map_entry:
                 inner[field.number] = _MAP
             else:
                 inner[field.number] = _LIST if field.is_repeated else _ONE
