@@ -55,16 +55,19 @@ async def resolve_call(
     *,
     verified_principal: str | None = None,
     version: str | None = None,
+    deadline: float | None = None,
 ) -> Call:
     """Version, then caller, then extensions. `version` is a binding's fallback when the
-    header is absent (JSON-RPC accepts an `A2A-Version` query parameter).
+    header is absent (JSON-RPC accepts an `A2A-Version` query parameter); `deadline` is the
+    platform's end of the request (`Call.deadline`).
 
     Raises VersionNotSupportedError, then what `Authenticator.authenticate` raises."""
     check_version(_first(headers, "a2a-version") or version)
     identity = await authenticator.authenticate(headers, verified_principal)
     extensions = parse_extensions(headers.getlist("a2a-extensions"))
     active = tuple(uri for uri in extensions if uri in supported_extensions)
-    return Call(identity=identity, extensions=extensions, active_extensions=active)
+    return Call(identity=identity, extensions=extensions, active_extensions=active,
+                deadline=deadline)
 
 
 def _first(headers: Headers, key: str) -> str | None:

@@ -102,11 +102,12 @@ class Operations:
     # --- entry points for bindings ------------------------------------------------------------
 
     async def resolve_call(self, headers: Headers, *, verified_principal: str | None = None,
-                           version: str | None = None) -> Call:
+                           version: str | None = None, deadline: float | None = None) -> Call:
         """The caller of one request (see `a2akit.caller`). Raises VersionNotSupportedError,
         AuthenticationRequiredError, PermissionDeniedError or UnavailableError."""
         return await resolve_call(self.authenticator, self._supported_extensions, headers,
-                                  verified_principal=verified_principal, version=version)
+                                  verified_principal=verified_principal, version=version,
+                                  deadline=deadline)
 
     async def unary(self, operation: Unary[Req, Res], request: Req, call: Call) -> Res:
         """Run a unary operation. Raises A2AError subclasses only for expected failures."""
@@ -219,13 +220,14 @@ class Operations:
         if self.queue is not None:
             return await enqueue(self.store, self.queue, self.settings, context, stored, claim,
                                  push_configs)
-        terms = Terms(leases.runner_owner(), self.settings.lease_seconds)
         if call.deadline is not None and budget is not None:
             # On Lambda the process freezes once it answers: the agent gets this request's
             # budget, then the task ends FAILED rather than WORKING with nobody running it.
-            terms = dataclasses.replace(
-                terms, deadline=asyncio.get_running_loop().time() + budget,
-                deadline_text=run_budget_text("this request on AWS Lambda", budget))
+            terms = Terms(leases.runner_owner(), self.settings.lease_seconds,
+                          asyncio.get_running_loop().time() + budget,
+                          run_budget_text("this request on AWS Lambda", budget))
+        else:
+            terms = Terms(leases.runner_owner(), self.settings.lease_seconds)
         run = Run(self.store, self.agent, context, stored=stored, claim=claim, terms=terms,
                   push_configs=push_configs)
         run.start()

@@ -89,10 +89,14 @@ def recording(context: RequestContext, stored: StoredTask | None
     the agent's first events; in queue mode the front door writes them alone."""
     snapshot = pb.Task()
     if stored is None:
-        first = pb.Task(id=context.task_id, context_id=context.context_id,
-                        status=pb.TaskStatus(state=pb.TASK_STATE_SUBMITTED, timestamp=now()))
+        # Built inside its event: constructor arguments would each be copied in.
+        event = pb.StreamResponse()
+        first = event.task
+        first.id, first.context_id = context.task_id, context.context_id
+        first.status.state = pb.TASK_STATE_SUBMITTED
+        first.status.timestamp.CopyFrom(now())
         first.history.append(context.message)
-        events = [pb.StreamResponse(task=first)]
+        events = [event]
     else:
         snapshot.CopyFrom(stored.task)
         events = [pb.StreamResponse(message=context.message)]

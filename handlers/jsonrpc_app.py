@@ -10,7 +10,6 @@ event is a plain JSON response.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import email.utils
 import hashlib
 import json
@@ -122,12 +121,14 @@ class _JsonRpc:
                 raise MethodNotFoundError(f"Method not found: {method}",
                                           metadata={"method": method})
             message = from_json(payload.get("params"), operation.request)
+            scope = request.scope
             call = await self.ops.resolve_call(
-                request.headers, verified_principal=platform_principal(request.scope.get(
-                    "aws.event")), version=request.query_params.get("A2A-Version"))
-            # On Lambda the invocation's end bounds blocking and streaming calls.
-            call = dataclasses.replace(call, deadline=lambda_deadline(
-                request.scope.get("aws.context")))
+                request.headers, verified_principal=platform_principal(scope.get("aws.event")),
+                # Parsed only when there is a query: most requests have none.
+                version=request.query_params.get("A2A-Version") if scope["query_string"]
+                else None,
+                # On Lambda the invocation's end bounds blocking and streaming calls.
+                deadline=lambda_deadline(scope.get("aws.context")))
             headers = ({"A2A-Extensions": ",".join(call.active_extensions)}
                        if call.active_extensions else {})
             if isinstance(operation, Unary):

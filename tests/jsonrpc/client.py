@@ -10,6 +10,7 @@ import copy
 import json
 import pathlib
 import time
+import urllib.parse
 from collections.abc import Iterator
 from typing import Any
 
@@ -51,7 +52,7 @@ class Client:
         self.app = app
         self.ids = iter(range(1, 1_000_000))
 
-    def post(self, body: bytes, headers: dict[str, str]) -> Reply:
+    def post(self, body: bytes, headers: dict[str, str], query: str = "") -> Reply:
         raise NotImplementedError
 
     def call(self, method: str, params: Any = None, headers: dict[str, str] | None = None,
@@ -83,9 +84,9 @@ class AsgiClient(Client):
         self._client = TestClient(app)
         self._client.__enter__()
 
-    def post(self, body: bytes, headers: dict[str, str]) -> Reply:
-        r = self._client.post("/", content=body, headers={"content-type": "application/json",
-                                                          **headers})
+    def post(self, body: bytes, headers: dict[str, str], query: str = "") -> Reply:
+        r = self._client.post("/?" + query if query else "/", content=body,
+                              headers={"content-type": "application/json", **headers})
         return Reply(r.status_code, dict(r.headers), r.content)
 
     def get(self, path: str, headers: dict[str, str] | None = None) -> Reply:
@@ -108,9 +109,13 @@ class LambdaClient(Client):
         self.authorizer: dict[str, Any] | None = None
         self.remaining_ms = 30_000  # what the Lambda context says is left of an invocation
 
-    def _invoke(self, method: str, path: str, body: bytes, headers: dict[str, str]) -> Reply:
+    def _invoke(self, method: str, path: str, body: bytes, headers: dict[str, str],
+                query: str = "") -> Reply:
         event = copy.deepcopy(self.template)
         event["rawPath"] = event["requestContext"]["http"]["path"] = path
+        if query:
+            event["rawQueryString"] = query
+            event["queryStringParameters"] = dict(urllib.parse.parse_qsl(query))
         event["requestContext"]["http"]["method"] = method
         event["headers"].update({k.lower(): v for k, v in headers.items()})
         try:
@@ -129,8 +134,8 @@ class LambdaClient(Client):
             assert not response.get("isBase64Encoded"), response
         return Reply(response["statusCode"], response["headers"], data)
 
-    def post(self, body: bytes, headers: dict[str, str]) -> Reply:
-        return self._invoke("POST", "/", body, headers)
+    def post(self, body: bytes, headers: dict[str, str], query: str = "") -> Reply:
+        return self._invoke("POST", "/", body, headers, query)
 
     def get(self, path: str, headers: dict[str, str] | None = None) -> Reply:
         return self._invoke("GET", path, b"", headers or {})

@@ -432,6 +432,22 @@ def test_missing_version_header_means_0_3(rpc: Client) -> None:
     assert reply.status == 200 and reply.json()["error"]["code"] == -32009
 
 
+@pytest.mark.parametrize(("query", "headers", "code"), [
+    ("A2A-Version=1.0", {}, -32001),  # served: the task is not found
+    ("A2A-Version=1.0.1&other=x", {}, -32001),
+    ("A2A-Version=2.0", {}, -32009),
+    ("other=1.0", {}, -32009),
+    ("A2A-Version=1.0", {"A2A-Version": "2.0"}, -32009),  # the header wins
+    ("A2A-Version=2.0", {"A2A-Version": "1.0"}, -32001),
+])
+def test_version_as_query_parameter(rpc: Client, query: str, headers: dict[str, str],
+                                     code: int) -> None:
+    """HTTP clients may send the version as a query parameter instead (spec 3.6.1)."""
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}})
+    reply = rpc.post(body.encode(), headers, query=query)
+    assert reply.status == 200 and reply.json()["error"]["code"] == code
+
+
 @pytest.mark.parametrize("version", ["1.0", "1.0.0", "1.0.3"])
 def test_1_0_versions_accepted(rpc: Client, version: str) -> None:
     assert rpc.error("GetTask", {"id": "x"}, headers={"A2A-Version": version})["code"] == -32001
