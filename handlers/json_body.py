@@ -39,7 +39,7 @@ def parse_json_body(body: bytes) -> object:
         raise JSONParseError("Invalid JSON payload: the body is not UTF-8 text") from exc
     _check_depth(body)
     try:
-        payload = json.loads(text, parse_constant=_refuse_constant)
+        payload = _DECODER.decode(text)
     except (ValueError, RecursionError) as exc:
         raise JSONParseError() from exc
     # Only a \u escape can yield a surrogate (the UTF-8 decoder refuses encoded ones).
@@ -73,6 +73,10 @@ def _check_depth(body: bytes) -> None:
 
 def _refuse_constant(name: str) -> object:
     raise ValueError(f"{name} is not JSON")
+
+
+# Built once: json.loads with an option builds a decoder on every call.
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
 
 
 def _has_surrogate(payload: object) -> bool:
