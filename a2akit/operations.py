@@ -220,14 +220,14 @@ class Operations:
         if self.queue is not None:
             return await enqueue(self.store, self.queue, self.settings, context, stored, claim,
                                  push_configs)
+        deadline, deadline_text = None, ""
         if call.deadline is not None and budget is not None:
             # On Lambda the process freezes once it answers: the agent gets this request's
             # budget, then the task ends FAILED rather than WORKING with nobody running it.
-            terms = Terms(leases.runner_owner(), self.settings.lease_seconds,
-                          asyncio.get_running_loop().time() + budget,
-                          run_budget_text("this request on AWS Lambda", budget))
-        else:
-            terms = Terms(leases.runner_owner(), self.settings.lease_seconds)
+            deadline = asyncio.get_running_loop().time() + budget
+            deadline_text = run_budget_text("this request on AWS Lambda", budget)
+        terms = Terms(leases.runner_owner(), self.settings.lease_seconds, deadline,
+                      deadline_text)
         run = Run(self.store, self.agent, context, stored=stored, claim=claim, terms=terms,
                   push_configs=push_configs)
         run.start()

@@ -23,22 +23,20 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from perf import EVENT, KIT_ENV, ROOT
+
 WARMUP = 300
-ENV = {"A2A_ALLOW_ANONYMOUS": "true", "A2A_STREAM_BUDGET_SECONDS": "20", "A2A_TABLE": "",
-       "PYTHONHASHSEED": "0"}
 
 
 def _invoke(root: str, calls: int, built: int) -> None:
     """In the process valgrind counts: build `built` events, then invoke the handler
     WARMUP + `calls` times."""
-    sys.path[:0] = [root, str(ROOT / "bench")]
+    sys.path.insert(0, root)  # ahead of this checkout, which importing perf put there
     from _bench_common import lambda_context, send_body, with_body
 
     from handlers.jsonrpc import handler
 
-    event = str(ROOT / "tests" / "events" / "apigw_http_v2.json")
-    events = [with_body(event, json.dumps(send_body(i))) for i in range(built)]
+    events = [with_body(EVENT, json.dumps(send_body(i))) for i in range(built)]
     context = lambda_context()
     for one in events[:WARMUP + calls]:
         reply = handler(one, context)
@@ -49,7 +47,8 @@ def _count(root: Path, calls: int, built: int) -> int:
     out = subprocess.run(
         ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
          __file__, "--invoke", str(root), str(calls), str(built)],
-        env={**os.environ, **ENV}, capture_output=True, text=True, check=False)
+        env={**os.environ, **KIT_ENV, "PYTHONHASHSEED": "0"}, capture_output=True, text=True,
+        check=False)
     found = re.search(r"Collected : (\d+)", out.stderr)
     if out.returncode != 0 or found is None:
         raise SystemExit(f"callgrind run failed:\n{out.stderr[-2000:]}")

@@ -57,6 +57,12 @@ SEND_CALLS = 600
 GRPC_CALLS = 2_000
 GRPC_CONCURRENCY = 32
 WARM_CALLS, WARM_WARMUP = 1_000, 200
+# The kit's settings in every benchmark of it: anonymous callers, the embedded store.
+KIT_ENV = {
+    "A2A_ALLOW_ANONYMOUS": "true",
+    "A2A_STREAM_BUDGET_SECONDS": "20",  # as the CDK stack sets it on Lambda
+    "A2A_TABLE": "",
+}
 SERVER_CORE, CLIENT_CORE = 0, 1
 TABLE = "a2akit-bench"
 
@@ -100,11 +106,8 @@ def _sdk_python() -> Path:
 
 def sides() -> tuple[Side, Side]:
     kit_python = Path(sys.executable)
-    kit = Side("kit", kit_python, BENCH / "_kit.py", [str(ROOT), _site_packages(kit_python)], {
-        "A2A_ALLOW_ANONYMOUS": "true",
-        "A2A_STREAM_BUDGET_SECONDS": "20",  # as the CDK stack sets it on Lambda
-        "A2A_TABLE": "",
-    })
+    kit = Side("kit", kit_python, BENCH / "_kit.py", [str(ROOT), _site_packages(kit_python)],
+               KIT_ENV)
     sdk_python = _sdk_python()
     sdk = Side("a2a-sdk", sdk_python, BENCH / "_sdk_baseline.py", [_site_packages(sdk_python)],
                {})
