@@ -10,20 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Collection
-from typing import Protocol
 
 from a2akit.auth import Authenticator, Identity
+from a2akit.headers import Headers, first_header
 from a2akit.service_params import check_version, parse_extensions
 from a2akit.store.base import Scope
 
 __all__ = ["Call", "Headers", "resolve_call"]
-
-
-class Headers(Protocol):
-    """Request headers by lower-case name (Starlette's `Headers` is one)."""
-
-    def getlist(self, key: str) -> list[str]: ...
-
 
 @dataclasses.dataclass(frozen=True)
 class Call:
@@ -34,8 +27,12 @@ class Call:
     extensions: tuple[str, ...] = ()
     active_extensions: tuple[str, ...] = ()
     # When the platform ends this request (`time.monotonic()`; a Lambda invocation's end,
-    # a2akit.budget), None elsewhere: blocking and streaming calls answer before it.
+    # a2akit.execution.budget), None elsewhere: blocking and streaming calls answer before it.
     deadline: float | None = None
+    # The scopes worked out so far, by tenant: a request's checks and its operation ask for
+    # the same one, and it is worked out once.
+    _scopes: dict[str, Scope] = dataclasses.field(default_factory=dict, init=False, repr=False,
+                                                  compare=False)
 
     @property
     def owner(self) -> str:
@@ -45,7 +42,11 @@ class Call:
         """Where a request naming `tenant` reads and writes: the tenant it may work in (see
         `Identity.tenant`) and the caller. Raises PermissionDeniedError for a tenant the
         caller does not belong to."""
-        return Scope(tenant=self.identity.tenant(tenant), owner=self.identity.owner)
+        scope = self._scopes.get(tenant)
+        if scope is None:
+            scope = self._scopes[tenant] = Scope(tenant=self.identity.tenant(tenant),
+                                                 owner=self.identity.owner)
+        return scope
 
 
 async def resolve_call(
@@ -62,14 +63,9 @@ async def resolve_call(
     platform's end of the request (`Call.deadline`).
 
     Raises VersionNotSupportedError, then what `Authenticator.authenticate` raises."""
-    check_version(_first(headers, "a2a-version") or version)
+    check_version(first_header(headers, "a2a-version") or version)
     identity = await authenticator.authenticate(headers, verified_principal)
     extensions = parse_extensions(headers.getlist("a2a-extensions"))
     active = tuple(uri for uri in extensions if uri in supported_extensions)
     return Call(identity=identity, extensions=extensions, active_extensions=active,
                 deadline=deadline)
-
-
-def _first(headers: Headers, key: str) -> str | None:
-    values = headers.getlist(key)
-    return values[0] if values else None

@@ -1,5 +1,6 @@
-"""Time, one place: status timestamps at millisecond precision, their integer form, and the
-write clock that orders writes sharing a millisecond."""
+"""Time, one place: status timestamps at millisecond precision, their integer form, the
+epoch milliseconds leases are counted in, and the write clock that orders writes sharing a
+millisecond."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import time
 
 from google.protobuf import timestamp_pb2
 
-__all__ = ["now", "timestamp_ms", "write_ns"]
+__all__ = ["epoch_ms", "now", "timestamp_ms", "write_ns"]
 
 _write_lock = threading.Lock()
 _last_write_ns = 0
@@ -18,6 +19,11 @@ def now() -> timestamp_pb2.Timestamp:
     """The current time at millisecond precision, so ProtoJSON prints three fraction digits."""
     ms = time.time_ns() // 1_000_000
     return timestamp_pb2.Timestamp(seconds=ms // 1000, nanos=(ms % 1000) * 1_000_000)
+
+
+def epoch_ms() -> int:
+    """Milliseconds since the epoch, now: what lease ends and expiry instants are stored in."""
+    return time.time_ns() // 1_000_000
 
 
 def timestamp_ms(stamp: timestamp_pb2.Timestamp) -> int:

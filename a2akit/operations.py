@@ -9,24 +9,19 @@ so the list of operations cannot drift from the proto.
 
 from __future__ import annotations
 
-import asyncio
 import base64
-import dataclasses
 import hashlib
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, Generic, TypeVar
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, TypeVar
 
 from google.protobuf import empty_pb2
 from google.protobuf.message import Message
 
-from a2akit import leases
 from a2akit.agent import Agent, RequestContext
 from a2akit.auth import Authenticator
-from a2akit.budget import call_budget, run_budget_text
 from a2akit.caller import Call, Headers, resolve_call
 from a2akit.card import input_modes, streaming_enabled
 from a2akit.clock import now, timestamp_ms
-from a2akit.conflicts import retry_on_conflict
 from a2akit.errors import (
     AuthenticationRequiredError,
     ContentTypeNotSupportedError,
@@ -38,17 +33,24 @@ from a2akit.errors import (
     TaskNotFoundError,
     UnsupportedOperationError,
 )
-from a2akit.follow import follow
+from a2akit.execution.budget import call_budget
+from a2akit.execution.executor import Execution, Executor
+from a2akit.execution.fold import Change, fold_write
+from a2akit.execution.follow import follow
+from a2akit.execution.leases import current, lost
+from a2akit.execution.outcomes import Duplicate, Outcome, Replied, Started
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.ids import new_id
 from a2akit.push.guard import Policy, check_config
-from a2akit.queue import TaskQueue, enqueue
-from a2akit.runner import Duplicate, Replied, Run, Started, Terms
+from a2akit.rpc import Operation, Streaming, Unary, check_table
 from a2akit.settings import Settings
-from a2akit.states import apply_event, closes_stream, is_terminal, status_event
+from a2akit.states import closes_stream, is_terminal, status_event
 from a2akit.store.base import Lease, Scope, StoredTask, TaskQuery, TaskStore
 from a2akit.store.cursor import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MIN_PAGE_SIZE
 from a2akit.validation import check_history_length, check_request
+
+if TYPE_CHECKING:
+    from a2akit.push.inline import InlineDelivery
 
 __all__ = ["OPERATIONS", "Operation", "Operations", "Streaming", "Unary"]
 
@@ -61,12 +63,14 @@ def _not_found(task_id: str) -> TaskNotFoundError:
     return TaskNotFoundError(metadata={"taskId": task_id})
 
 
-def message_claim(message: pb.Message) -> str:
-    """The idempotency key of a message as the client sent it: its id plus a digest of the
-    whole message (content, task and context ids). Only a true repeat has the same key and
-    is a duplicate; another message under a used id is processed as the new message it is."""
-    digest = hashlib.blake2b(message.SerializeToString(deterministic=True), digest_size=16)
-    return f"{message.message_id}#{base64.urlsafe_b64encode(digest.digest()).decode()[:22]}"
+def request_claim(request: pb.SendMessageRequest) -> str:
+    """The idempotency key of a SendMessage as the client sent it: the message id plus a
+    digest of the whole request (the message with its content, task and context ids, the
+    configuration with its push config, the metadata). Only a true repeat has the same key
+    and is a duplicate; another request under a used message id is the new request it is."""
+    digest = hashlib.blake2b(request.SerializeToString(deterministic=True), digest_size=16)
+    return (f"{request.message.message_id}#"
+            f"{base64.urlsafe_b64encode(digest.digest()).decode()[:22]}")
 
 
 def _trim(task: pb.Task, history_length: int | None, *, artifacts: bool = True) -> pb.Task:
@@ -83,21 +87,29 @@ def _trim(task: pb.Task, history_length: int | None, *, artifacts: bool = True) 
 
 
 class Operations:
-    """`queue`: in queue mode (`settings.execution`) where SendMessage puts tasks; the agent
-    then never runs in this process."""
+    """`executor`: where SendMessage runs the agent (`a2akit.execution`), chosen once when
+    the operations are assembled (`a2akit.runtime.build_operations`). `push_delivery`: the
+    in-process push delivery observing the store, when this process delivers."""
 
     def __init__(self, settings: Settings, store: TaskStore, agent: Agent,
-                 card: pb.AgentCard, authenticator: Authenticator,
-                 queue: TaskQueue | None = None) -> None:
+                 card: pb.AgentCard, authenticator: Authenticator, executor: Executor,
+                 push_delivery: InlineDelivery | None = None) -> None:
         self.settings = settings
         self.store = store
         self.agent = agent
         self.card = card
         self.authenticator = authenticator
-        self.queue = queue
+        self.executor = executor
+        self.push_delivery = push_delivery
         self._push_policy = Policy.from_settings(settings)
         self._required_extensions = [e.uri for e in card.capabilities.extensions if e.required]
         self._supported_extensions = frozenset(e.uri for e in card.capabilities.extensions)
+
+    async def close(self) -> None:
+        """At shutdown: let in-process push deliveries finish briefly, then close the store."""
+        if self.push_delivery is not None:
+            await self.push_delivery.close()
+        await self.store.close()
 
     # --- entry points for bindings ------------------------------------------------------------
 
@@ -137,17 +149,14 @@ class Operations:
                            call: Call) -> pb.SendMessageResponse:
         history = self._history(request)
         scope = call.scope(request.tenant)
-        budget = call_budget(self.settings, call.deadline)
-        begun = await self._begin(request, call, budget)
-        if not isinstance(begun, Run):
-            outcome: Started | Replied | Duplicate = begun
-            if isinstance(begun, Started) and not request.configuration.return_immediately:
-                # Queue mode: follow the task as the worker writes it, up to the budget.
-                outcome = Started(await self._follow_to_end(scope, begun.stored, budget))
+        begun = await self._begin(request, call, scope)
+        outcome: Outcome
+        if isinstance(begun, Duplicate):
+            outcome = begun
         elif request.configuration.return_immediately:
             outcome = await begun.started()
         else:
-            outcome = await begun.settled(self._with_final_write(budget, call))
+            outcome = await begun.settled()
         if isinstance(outcome, Replied):
             return pb.SendMessageResponse(message=outcome.message)
         stored = await self._answer(scope, outcome)
@@ -158,15 +167,15 @@ class Operations:
         self._require_streaming()
         history = self._history(request)
         scope = call.scope(request.tenant)
-        budget = call_budget(self.settings, call.deadline)
-        begun = await self._begin(request, call, budget)
-        outcome = await begun.started() if isinstance(begun, Run) else begun
+        begun = await self._begin(request, call, scope)
+        outcome = begun if isinstance(begun, Duplicate) else await begun.started()
         if isinstance(outcome, Replied):
             return _one(pb.StreamResponse(message=outcome.message))
+        if isinstance(outcome, Started) and not isinstance(begun, Duplicate):
+            first, events = begun.stream()
+            return _events(first, events, history)
         stored = await self._answer(scope, outcome)
-        if isinstance(begun, Run) and isinstance(outcome, Started):
-            return self._run_events(begun, history, self._with_final_write(budget, call))
-        return self._tail(scope, stored, history, budget)
+        return self._tail(scope, stored, history, call_budget(self.settings, call.deadline))
 
     def _history(self, request: pb.SendMessageRequest) -> int | None:
         if not request.HasField("configuration"):
@@ -174,18 +183,16 @@ class Operations:
         return check_history_length(request.configuration)
 
     async def _begin(self, request: pb.SendMessageRequest, call: Call,
-                     budget: float | None) -> Run | Started | Duplicate:
-        """Check the message against its task, then start the agent (inline: a `Run`) or
-        queue it (queue mode: the task as recorded, `Started`); a message id this caller
-        already sent is a `Duplicate` and starts nothing."""
-        scope = call.scope(request.tenant)
+                     scope: Scope) -> Execution | Duplicate:
+        """Check the message against its task, then start its execution; a message this
+        caller already sent is a `Duplicate` and starts nothing."""
         message = pb.Message()
         message.CopyFrom(request.message)
         self._check_content_types(message)
         push = None
         if request.configuration.HasField("task_push_notification_config"):
             push = await self._push_config(request.configuration.task_push_notification_config)
-        claim = message_claim(request.message)
+        claim = request_claim(request)
         earlier = await self.store.find_message(scope, claim)
         if earlier is not None:
             return Duplicate(earlier)
@@ -217,21 +224,7 @@ class Operations:
             extensions=call.extensions,
             accepted_output_modes=tuple(request.configuration.accepted_output_modes),
             metadata=request.metadata)
-        if self.queue is not None:
-            return await enqueue(self.store, self.queue, self.settings, context, stored, claim,
-                                 push_configs)
-        deadline, deadline_text = None, ""
-        if call.deadline is not None and budget is not None:
-            # On Lambda the process freezes once it answers: the agent gets this request's
-            # budget, then the task ends FAILED rather than WORKING with nobody running it.
-            deadline = asyncio.get_running_loop().time() + budget
-            deadline_text = run_budget_text("this request on AWS Lambda", budget)
-        terms = Terms(leases.runner_owner(), self.settings.lease_seconds, deadline,
-                      deadline_text)
-        run = Run(self.store, self.agent, context, stored=stored, claim=claim, terms=terms,
-                  push_configs=push_configs)
-        run.start()
-        return run
+        return await self.executor.begin(context, stored, claim, push_configs, call.deadline)
 
     async def _answer(self, scope: Scope, outcome: Started | Duplicate) -> StoredTask:
         """The task a SendMessage answers with. Idempotency is decided here: a repeated
@@ -241,42 +234,12 @@ class Operations:
             return await self._task(scope, outcome.task_id)
         return outcome.stored
 
-    async def _run_events(self, run: Run, history: int | None, budget: float | None) -> Events:
-        yield pb.StreamResponse(task=_trim(run.first_snapshot, history))
-        async for event in run.events(budget):
-            yield event
-            if closes_stream(event):
-                return
-
-    async def _tail(self, scope: Scope, stored: StoredTask, history: int | None,
-                    budget: float | None) -> Events:
+    def _tail(self, scope: Scope, stored: StoredTask, history: int | None,
+              budget: float | None) -> Events:
         """The task snapshot, then its events from the store as they are written by any
         process, until a new terminal or interrupted state (or the budget) ends it."""
-        yield pb.StreamResponse(task=_trim(stored.task, history))
-        if is_terminal(stored.task.status.state):
-            return
-        async for event in self._follow(scope, stored, budget):
-            yield event
-
-    def _follow(self, scope: Scope, stored: StoredTask, budget: float | None) -> Events:
-        return follow(self.store, scope, stored, budget,
-                      check_every=max(self.settings.lease_seconds / 3, self.store.poll_interval))
-
-    def _with_final_write(self, budget: float | None, call: Call) -> float | None:
-        """How long a call waits on an inline run whose deadline is `budget`: on Lambda half
-        the margin longer, so the FAILED write at the deadline is in the answer."""
-        if budget is None or call.deadline is None:
-            return budget
-        return budget + self.settings.budget_margin_seconds / 2
-
-    async def _follow_to_end(self, scope: Scope, stored: StoredTask,
-                             budget: float | None) -> StoredTask:
-        """A blocking call in queue mode: wait for the task to end or pause (or the budget),
-        then the task as it stands."""
-        async for event in self._follow(scope, stored, budget):
-            if closes_stream(event):
-                break
-        return await self._task(scope, stored.task.id)
+        return _events(stored.task, follow(self.store, scope, stored, budget,
+                                           lease_seconds=self.settings.lease_seconds), history)
 
     def _check_content_types(self, message: pb.Message) -> None:
         accepted = input_modes(self.agent)
@@ -320,24 +283,23 @@ class Operations:
     async def cancel_task(self, request: pb.CancelTaskRequest, call: Call) -> pb.Task:
         scope = call.scope(request.tenant)
 
-        async def attempt(_: int) -> pb.Task:
-            stored = await self._task(scope, request.id)
-            if is_terminal(stored.task.status.state):
-                raise TaskNotCancelableError(
-                    f"The task is already {pb.TaskState.Name(stored.task.status.state)}",
-                    metadata={"taskId": request.id})
-            task = pb.Task()
-            task.CopyFrom(stored.task)
-            event = status_event(task.id, task.context_id,
-                                 pb.TaskStatus(state=pb.TASK_STATE_CANCELED, timestamp=now()))
-            apply_event(task, event)
+        def decide(stored: StoredTask) -> Change:
             # Conditional on the version read: a runner that wrote meanwhile makes this
             # conflict, and the next attempt re-reads and re-checks the state machine.
-            updated = await self.store.update(scope, task.id, stored.version, task, [event])
-            return updated.task
+            state = stored.task.status.state
+            if is_terminal(state):
+                raise TaskNotCancelableError(f"The task is already {pb.TaskState.Name(state)}",
+                                             metadata={"taskId": request.id})
+            return Change([status_event(request.id, stored.task.context_id, pb.TaskStatus(
+                state=pb.TASK_STATE_CANCELED, timestamp=now()))])
 
-        return await retry_on_conflict(attempt, lambda: TaskNotCancelableError(
-            "The task kept changing; try again", metadata={"taskId": request.id}))
+        canceled = await fold_write(
+            self.store, scope, request.id, decide, lambda: TaskNotCancelableError(
+                "The task kept changing; try again", metadata={"taskId": request.id}),
+            read=await self._task(scope, request.id))
+        if canceled is None:
+            raise _not_found(request.id)
+        return canceled.task
 
     async def subscribe_to_task(self, request: pb.SubscribeToTaskRequest,
                                 call: Call) -> Events:
@@ -352,19 +314,17 @@ class Operations:
 
     async def _task(self, scope: Scope, task_id: str) -> StoredTask:
         """The caller's task as it stands; one whose runner is gone ends FAILED first."""
-        stored = await self.store.get(scope, task_id)
+        stored = await current(self.store, scope, task_id)
         if stored is None:
             raise _not_found(task_id)
-        return await leases.settle(self.store, scope, stored)
+        return stored
 
     async def _settled_listed(self, scope: Scope, task: pb.Task, lease: Lease | None) -> pb.Task:
         """A listed task; one whose runner is gone is settled (read again, ended FAILED)."""
-        if lease is None or not leases.lost(StoredTask(task, 0, 0, lease)):
+        if lease is None or not lost(task.status.state, lease):
             return task
-        stored = await self.store.get(scope, task.id)
-        if stored is None:
-            return task
-        return (await leases.settle(self.store, scope, stored)).task
+        stored = await current(self.store, scope, task.id)
+        return task if stored is None else stored.task
 
     # --- push notification configs --------------------------------------------------------------
 
@@ -469,49 +429,18 @@ async def _one(event: pb.StreamResponse) -> Events:
     yield event
 
 
+async def _events(first: pb.Task, events: Events, history: int | None) -> Events:
+    """A stream: the task, then its events until one closes the stream (or they end)."""
+    yield pb.StreamResponse(task=_trim(first, history))
+    if is_terminal(first.status.state):
+        return
+    async for event in events:
+        yield event
+        if closes_stream(event):
+            return
+
+
 # --- the operation table ----------------------------------------------------------------------
-
-
-@dataclasses.dataclass(frozen=True)
-class Unary(Generic[Req, Res]):
-    """An rpc answered with one message."""
-
-    name: str  # the rpc name, which is also the JSON-RPC method name
-    request: type[Req]
-    response: type[Res]
-    handler: Callable[[Operations, Req, Call], Awaitable[Res]]
-    streaming = False
-
-
-@dataclasses.dataclass(frozen=True)
-class Streaming(Generic[Req]):
-    """An rpc answered with a stream of StreamResponse messages."""
-
-    name: str
-    request: type[Req]
-    handler: Callable[[Operations, Req, Call], Awaitable[Events]]
-    response = pb.StreamResponse
-    streaming = True
-
-
-Operation = Unary[Any, Any] | Streaming[Any]
-
-
-def _table(*operations: Operation) -> dict[str, Operation]:
-    """Index the entries by name, refusing any that differ from the service in the proto."""
-    service = pb.DESCRIPTOR.services_by_name["A2AService"]
-    table = {op.name: op for op in operations}
-    declared = {m.name: m for m in service.methods}
-    if table.keys() != declared.keys():
-        raise RuntimeError(f"OPERATIONS differ from {service.full_name}: "
-                           f"{sorted(table.keys() ^ declared.keys())}")
-    for name, op in table.items():
-        method = declared[name]
-        if (op.request.DESCRIPTOR is not method.input_type
-                or op.response.DESCRIPTOR is not method.output_type
-                or op.streaming != method.server_streaming):
-            raise RuntimeError(f"OPERATIONS[{name!r}] does not match {method.full_name}")
-    return table
 
 
 # A plain tuple first, so each entry's handler is type-checked against its own request and
@@ -536,4 +465,4 @@ _ENTRIES = (
     Unary("GetExtendedAgentCard", pb.GetExtendedAgentCardRequest, pb.AgentCard,
           Operations.get_extended_agent_card),
 )
-OPERATIONS: dict[str, Operation] = _table(*_ENTRIES)
+OPERATIONS: dict[str, Operation] = check_table(*_ENTRIES)

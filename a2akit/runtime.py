@@ -15,18 +15,24 @@ import sys
 import traceback
 from collections.abc import Coroutine, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from a2akit import aws
 from a2akit.agent import Agent
 from a2akit.auth import Authenticator
 from a2akit.card import build_card
+from a2akit.execution import make_executor
 from a2akit.operations import Operations
-from a2akit.settings import ENV, INLINE, QUEUE, Settings, SettingsError
+from a2akit.settings import ENV, INLINE, Settings, SettingsError
 from a2akit.store.base import TaskStore
+
+if TYPE_CHECKING:
+    from a2akit.push.inline import InlineDelivery
 
 __all__ = [
     "STARTUP_EXIT_CODE",
     "StartupError",
+    "attach_push_delivery",
     "build_operations",
     "explain_startup_errors",
     "load_agent",
@@ -76,74 +82,65 @@ def _where(exc: BaseException) -> str:
 
 
 def make_store(settings: Settings) -> TaskStore:
-    """The DynamoDB store when a table is set, else the embedded one; with push
-    notifications delivered in process, wrapped to deliver what it writes.
+    """The DynamoDB store when a table is set, else the embedded one.
 
     Raises SettingsError for an endpoint URL either client rejects, and StartupError when the
     client cannot be made (no region) or, with an emulator endpoint, the table cannot be
     created or read (the emulator is not running)."""
-    if settings.table:
-        from a2akit.store._errors import ConnectionFailure, DynamoDBError
-        from a2akit.store.dynamodb import DynamoDBStore, env_client
-
-        endpoint = settings.dynamodb_endpoint
-        where = (f"{ENV.DYNAMODB_ENDPOINT}={endpoint}" if endpoint
-                 else f"{ENV.TABLE}={settings.table}")
-        # Credentials and region in the environment (Lambda): the kit's own client, which
-        # needs no botocore (about 0.25 s of cold start); anywhere else, boto3's.
-        try:
-            client: Any = env_client(endpoint)
-        except ValueError as exc:  # the kit's client: "not an endpoint URL: ..."
-            raise SettingsError(f"{where} is not a usable endpoint URL: {exc}") from exc
-        # What a failed emulator call raises: the kit client's errors, and botocore's below.
-        failures: tuple[type[BaseException], ...] = (DynamoDBError, ConnectionFailure)
-        if client is None:
-            # Imported only when needed: boto3 costs ~0.4 s of cold start.
-            import botocore.exceptions
-
-            from a2akit.store.dynamodb import make_client
-
-            failures += (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError)
-            try:
-                client = make_client(endpoint)
-            except ValueError as exc:  # botocore: "Invalid endpoint: ..."
-                raise SettingsError(f"{where} is not a usable endpoint URL: {exc}") from exc
-            except botocore.exceptions.NoRegionError as exc:
-                raise StartupError(f"{where}: no AWS region for the DynamoDB client; "
-                                   "set AWS_DEFAULT_REGION") from exc
-            except botocore.exceptions.BotoCoreError as exc:
-                raise StartupError(f"{where}: cannot make a DynamoDB client: {exc}") from exc
-        dynamodb = DynamoDBStore(settings.table, client,
-                                 retention_days=settings.retention_days, owns_client=True)
-        if endpoint:
-            # A local emulator: create the table on first use. Against AWS, never.
-            try:
-                _run_blocking(dynamodb.create_table_if_missing())
-            except failures as exc:
-                raise StartupError(
-                    f"{where}: cannot create or read table {settings.table!r} there "
-                    f"({exc}); is the emulator running? ./dev dynamodb starts one") from exc
-        store: TaskStore = dynamodb
-    else:
+    if not settings.table:
         from a2akit.store.memory import MemoryStore
 
-        store = MemoryStore()
-    return with_push_delivery(settings, store)
+        return MemoryStore()
+    from a2akit.store._errors import ConnectionFailure, DynamoDBError
+    from a2akit.store.dynamodb import DynamoDBStore, env_client, make_client
+
+    endpoint = settings.dynamodb_endpoint
+    where = (f"{ENV.DYNAMODB_ENDPOINT}={endpoint}" if endpoint
+             else f"{ENV.TABLE}={settings.table}")
+    # Credentials and region in the environment (Lambda): the kit's own client, which needs
+    # no botocore (about 0.25 s of cold start); anywhere else, boto3's.
+    try:
+        client: Any = env_client(endpoint)
+        if client is None:
+            client = make_client(endpoint)
+    except ValueError as exc:  # "not an endpoint URL: ...", botocore's "Invalid endpoint: ..."
+        raise SettingsError(f"{where} is not a usable endpoint URL: {exc}") from exc
+    except Exception as exc:
+        failure = aws.failure(exc)
+        if failure is None:
+            raise
+        if failure.kind == "region":
+            raise StartupError(f"{where}: no AWS region for the DynamoDB client; "
+                               "set AWS_DEFAULT_REGION") from exc
+        raise StartupError(f"{where}: cannot make a DynamoDB client: {exc}") from exc
+    store = DynamoDBStore(settings.table, client, retention_days=settings.retention_days,
+                          owns_client=True)
+    if endpoint:
+        # A local emulator: create the table on first use. Against AWS, never.
+        try:
+            _run_blocking(store.create_table_if_missing())
+        except Exception as exc:
+            if not isinstance(exc, DynamoDBError | ConnectionFailure) and (
+                    aws.failure(exc) is None):
+                raise
+            raise StartupError(
+                f"{where}: cannot create or read table {settings.table!r} there "
+                f"({exc}); is the emulator running? ./dev dynamodb starts one") from exc
+    return store
 
 
-def with_push_delivery(settings: Settings, store: TaskStore) -> TaskStore:
-    """`store` as is, or, when this process delivers push notifications itself
-    (A2A_PUSH_DELIVERY=inline), wrapped to hand each event it writes to the dispatcher."""
+def attach_push_delivery(settings: Settings, store: TaskStore) -> InlineDelivery | None:
+    """When this process delivers push notifications itself (A2A_PUSH_DELIVERY=inline),
+    the delivery that observes `store`'s writes; None otherwise."""
     if not settings.push_notifications or settings.push_delivery != INLINE:
-        return store
+        return None
     # Imported only here: the sender loads httpx, which the Lambda front door never needs.
     from a2akit.push.dispatcher import make_dispatcher
-    from a2akit.push.inline import DeliveringStore, InlineDelivery
+    from a2akit.push.inline import InlineDelivery
 
-    if isinstance(store, DeliveringStore):  # already wrapped (by make_store)
-        return store
-    # The dispatcher reads configs from the store itself, not through the wrapper.
-    return DeliveringStore(store, InlineDelivery(make_dispatcher(settings, store)))
+    delivery = InlineDelivery(make_dispatcher(settings, store))
+    store.observe(delivery.observe)
+    return delivery
 
 
 def _run_blocking(coroutine: Coroutine[Any, Any, None]) -> None:
@@ -155,20 +152,17 @@ def _run_blocking(coroutine: Coroutine[Any, Any, None]) -> None:
 def build_operations(settings: Settings, store: TaskStore | None = None,
                      agent: Agent | None = None,
                      authenticator: Authenticator | None = None) -> Operations:
+    """The core, assembled once per process: agent, store (with in-process push delivery
+    when configured), authenticator, card, and where agents run."""
     agent = agent if agent is not None else load_agent(settings.agent)
     # The store before the authenticator: a kit that cannot reach its store says only that,
     # not the anonymous-access warning first.
-    store = make_store(settings) if store is None else with_push_delivery(settings, store)
+    store = make_store(settings) if store is None else store
+    delivery = attach_push_delivery(settings, store)
     if authenticator is None:
         authenticator = Authenticator.from_settings(settings)
-    queue = None
-    if settings.execution == QUEUE:
-        # Imported only in queue mode: it loads boto3 for SQS.
-        from a2akit.queue import make_queue
-
-        queue = make_queue(settings)
     return Operations(settings, store, agent, build_card(settings, agent, authenticator),
-                      authenticator, queue)
+                      authenticator, make_executor(settings, store, agent), delivery)
 
 
 @contextlib.contextmanager

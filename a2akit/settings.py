@@ -126,7 +126,7 @@ class Settings:
     queue_url: str | None = None
     sqs_endpoint: str | None = None
     # A runner renews its lease on a task every third of this; a lease not renewed for this
-    # long means the runner stopped, and the task ends FAILED (a2akit.leases).
+    # long means the runner stopped, and the task ends FAILED (a2akit.execution.leases).
     lease_seconds: float = 30.0
     # Kept free of an invocation's remaining time (Lambda) for the answer to leave.
     budget_margin_seconds: float = 5.0

@@ -6,6 +6,7 @@ states wait for the client; a task's first state is whatever the agent reports f
 
 from __future__ import annotations
 
+from a2akit.clock import now
 from a2akit.errors import InvalidAgentResponseError
 from a2akit.generated import a2a_pb2 as pb
 
@@ -16,6 +17,7 @@ __all__ = [
     "check_transition",
     "closes_stream",
     "ends_stream",
+    "failed_event",
     "is_terminal",
     "status_event",
 ]
@@ -44,6 +46,20 @@ def status_event(task_id: str, context_id: str, status: pb.TaskStatus) -> pb.Str
     """The event that moves a task to `status` (fold it with `apply_event`)."""
     return pb.StreamResponse(status_update=pb.TaskStatusUpdateEvent(
         task_id=task_id, context_id=context_id, status=status))
+
+
+def failed_event(task_id: str, context_id: str, text: str, *,
+                 reason: str = "failure") -> pb.StreamResponse:
+    """The event that ends a task FAILED, its status message (`{task_id}-{reason}`) saying
+    why: the one form for every failure the kit writes (the runner's, a lost lease's)."""
+    status = pb.TaskStatus(state=pb.TASK_STATE_FAILED, timestamp=now())
+    message = status.message
+    message.message_id = f"{task_id}-{reason}"
+    message.role = pb.ROLE_AGENT
+    message.task_id = task_id
+    message.context_id = context_id
+    message.parts.add(text=text)
+    return status_event(task_id, context_id, status)
 
 
 def check_transition(current: int, new: int) -> None:

@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT))
 
 from a2akit.auth import Identity  # noqa: E402
 from a2akit.caller import Call  # noqa: E402
-from a2akit.leases import epoch_ms  # noqa: E402
+from a2akit.clock import epoch_ms  # noqa: E402
 from a2akit.runtime import build_operations  # noqa: E402
 from a2akit.settings import Settings  # noqa: E402
 from a2akit.store import table  # noqa: E402

@@ -102,9 +102,10 @@ async def in_process(tasks: int) -> None:
         config = {"url": hook.url(), "token": "t"}
         for i in range(tasks):
             await _send("jsonrpc", ops, _send_params(f"{WORDS} {i}", config))
-        await ops.store.flush(30)
+        assert ops.push_delivery is not None
+        await ops.push_delivery.drain(30)
         received = hook.requests
-    await ops.store.close()
+    await ops.close()
     seqs: dict[str, int] = {}
     delays = sorted((r.at - store.committed[_key(json.loads(r.body), seqs)]) * 1000
                     for r in received)
@@ -124,7 +125,7 @@ def stream_design(tasks: int, endpoint: str) -> None:
             ops = build_operations(settings, agent=_Quick())
             for i in range(tasks):
                 await _send("jsonrpc", ops, _send_params(f"{WORDS} {i}", {"url": hook.url()}))
-            await ops.store.close()
+            await ops.close()
 
         asyncio.run(run())
         records = lambda_event(stream_records(endpoint, name))["Records"]

@@ -29,11 +29,11 @@ from grpc_health.v1.health import aio as health_aio
 from grpc_reflection.v1alpha import reflection
 from grpc_status import rpc_status
 
-from a2akit import runner
 from a2akit.caller import Call
 from a2akit.errors import A2AError, InternalError, JSONParseError
+from a2akit.execution import drain, live_runs
+from a2akit.execution.leases import sweep_periodically
 from a2akit.generated import a2a_pb2 as pb
-from a2akit.leases import sweep_periodically
 from a2akit.operations import OPERATIONS, Operation, Operations, Streaming, Unary
 from a2akit.runtime import StartupError, build_operations, explain_startup_errors
 from a2akit.settings import Settings
@@ -273,14 +273,14 @@ async def _run(settings: Settings) -> None:
     wait_end = asyncio.ensure_future(running.server.wait_for_termination())
     await asyncio.wait({wait_stop, wait_end}, return_when=asyncio.FIRST_COMPLETED)
     grace = settings.shutdown_grace_seconds
-    log.info("shutting down (grace %.1f s, %d running agent(s))", grace, runner.live_runs())
+    log.info("shutting down (grace %.1f s, %d running agent(s))", grace, live_runs())
     sweeper.cancel()
     # No new calls (health NOT_SERVING, the server refuses them) while running agents get
     # the grace period; what still runs then ends FAILED, so no task stays WORKING.
-    _, stopped = await asyncio.gather(running.shutdown(grace), runner.drain(grace, SHUTDOWN_TEXT))
+    _, stopped = await asyncio.gather(running.shutdown(grace), drain(grace, SHUTDOWN_TEXT))
     if stopped:
         log.warning("%d task(s) ended FAILED at shutdown", stopped)
-    await operations.store.close()  # pending in-process push deliveries get a few seconds
+    await operations.close()  # pending in-process push deliveries get a few seconds
     for pending in (wait_stop, wait_end):
         pending.cancel()
 

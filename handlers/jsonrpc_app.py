@@ -26,13 +26,13 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from a2akit.auth import platform_principal
-from a2akit.budget import lambda_deadline
 from a2akit.errors import (
     A2AError,
     InternalError,
     InvalidRequestError,
     MethodNotFoundError,
 )
+from a2akit.execution.budget import lambda_deadline
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.operations import OPERATIONS, Operations, Unary
 from a2akit.protojson import from_json, to_json

@@ -11,7 +11,7 @@ import asyncio
 import logging
 from typing import Any
 
-from a2akit.budget import LambdaContext, worker_budget
+from a2akit.execution.budget import LambdaContext, worker_budget
 from a2akit.push.dispatcher import make_dispatcher
 from a2akit.push.stream import dispatch_records
 from a2akit.runtime import explain_startup_errors, make_store

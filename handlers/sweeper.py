@@ -1,6 +1,6 @@
 """Lambda entry point for the lease sweeper: `handlers.sweeper.handler`, on a schedule
 (EventBridge, every minute). Ends FAILED every task whose runner's lease expired; see
-`a2akit.leases`. The container and the local server run the same sweep in process.
+`a2akit.execution.leases`. The container and the local server run the same sweep in process.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import asyncio
 import logging
 from typing import Any
 
-from a2akit.leases import sweep
+from a2akit.execution.leases import sweep
 from a2akit.runtime import explain_startup_errors, make_store
 from a2akit.settings import Settings
 

@@ -1,5 +1,5 @@
 """Lambda entry point for the queue worker: `handlers.worker.handler` (an SQS event source
-with batch size 1 and ReportBatchItemFailures). See `a2akit.worker`.
+with batch size 1 and ReportBatchItemFailures). See `a2akit.execution.worker`.
 
 Everything here runs once per container, at import: settings, store client, agent. The
 event loop is kept across invocations, like the store client's threads.
@@ -11,10 +11,10 @@ import asyncio
 import logging
 from typing import Any
 
-from a2akit.budget import LambdaContext, worker_budget
-from a2akit.runtime import explain_startup_errors, load_agent, make_store
+from a2akit.execution.budget import LambdaContext, worker_budget
+from a2akit.execution.worker import Worker
+from a2akit.runtime import attach_push_delivery, explain_startup_errors, load_agent, make_store
 from a2akit.settings import Settings
-from a2akit.worker import Worker
 
 __all__ = ["handler"]
 
@@ -22,7 +22,9 @@ __all__ = ["handler"]
 with explain_startup_errors(reraise=True):
     settings = Settings.from_env()
     logging.getLogger("a2akit").setLevel(settings.log_level)
-    worker = Worker(settings, make_store(settings), load_agent(settings.agent))
+    store = make_store(settings)
+    delivery = attach_push_delivery(settings, store)
+    worker = Worker(settings, store, load_agent(settings.agent))
 _loop = asyncio.new_event_loop()
 
 
@@ -31,7 +33,8 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     records = event.get("Records", [])
     result = _loop.run_until_complete(
         worker.handle_batch(records, lambda: worker_budget(settings, context)))
-    # The loop runs only during invocations: what the run left in the background (push
-    # deliveries made in process, as by `scripts.run_worker` locally) finishes now.
-    _loop.run_until_complete(worker.store.flush(worker_budget(settings, context)))
+    if delivery is not None:
+        # The loop runs only during invocations: what the run left in the background (push
+        # deliveries made in process, as by `scripts.run_worker` locally) finishes now.
+        _loop.run_until_complete(delivery.drain(worker_budget(settings, context)))
     return dict(result)

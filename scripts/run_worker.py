@@ -17,8 +17,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-import boto3
-
+from a2akit import aws
 from a2akit.settings import ENV, Settings
 
 
@@ -57,7 +56,7 @@ def main() -> None:
                         format="%(asctime)s %(levelname)s %(name)s %(message)s")
     from handlers.worker import handler  # after logging: it builds the store and agent
 
-    sqs = boto3.client("sqs", endpoint_url=settings.sqs_endpoint)
+    sqs = aws.client("sqs", endpoint_url=settings.sqs_endpoint)
     arn = sqs.get_queue_attributes(QueueUrl=settings.queue_url,
                                    AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
     region = sqs.meta.region_name

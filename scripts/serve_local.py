@@ -21,7 +21,7 @@ import socket
 
 import uvicorn
 
-from a2akit.leases import sweep_periodically
+from a2akit.execution.leases import sweep_periodically
 from a2akit.runtime import StartupError, build_operations, explain_startup_errors
 from a2akit.settings import ENV, Settings
 from handlers.jsonrpc_app import create_app
@@ -97,7 +97,7 @@ async def main() -> None:
         os.environ.setdefault(ENV.GRPC_ADDRESS, f"{args.host}:{args.grpc_port}")
     settings = Settings.from_env()
     operations = build_operations(settings)
-    # The same lease sweep the scheduled Lambda runs on AWS (a2akit.leases).
+    # The same lease sweep the scheduled Lambda runs on AWS (a2akit.execution.leases).
     sweeper = asyncio.ensure_future(sweep_periodically(operations.store, settings.sweep_seconds))
     config = uvicorn.Config(create_app(operations), host=args.host, port=port,
                             log_level="warning", lifespan="off")
@@ -126,7 +126,7 @@ async def main() -> None:
         sweeper.cancel()
         if grpc is not None:
             await grpc.shutdown(5)
-        await operations.store.close()  # pending push deliveries get a few seconds
+        await operations.close()  # pending push deliveries get a few seconds
 
 
 if __name__ == "__main__":

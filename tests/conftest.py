@@ -1,7 +1,7 @@
 """Session-wide fixtures: the AWS emulators, started on first use and stopped at the end.
 
     ddb_endpoint    DynamoDB Local with the session's table (scripts/dynamodb_local.py)
-    moto_endpoint   moto's server: Secrets Manager and SSM (tests/auth), SQS (tests/queue)
+    moto_endpoint   moto's server: Secrets Manager and SSM (tests/auth), SQS (tests/execution)
 """
 
 from __future__ import annotations

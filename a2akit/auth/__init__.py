@@ -34,15 +34,16 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from a2akit.auth._scheme import Scheme, first_header
+from a2akit.auth._scheme import Scheme
 from a2akit.auth.identity import ANONYMOUS, Identity
 from a2akit.auth.platform import platform_principal
 from a2akit.errors import AuthenticationRequiredError, PermissionDeniedError
 from a2akit.generated import a2a_pb2 as pb
+from a2akit.headers import first_header
 from a2akit.settings import ALL_OPERATIONS, ENV, Settings
 
 if TYPE_CHECKING:
-    from a2akit.caller import Headers
+    from a2akit.headers import Headers
 
 __all__ = ["ANONYMOUS", "Authenticator", "Identity", "Scheme", "platform_principal"]
 

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from a2akit.auth.identity import Identity
 from a2akit.generated import a2a_pb2 as pb
+from a2akit.headers import Headers, first_header
 
-if TYPE_CHECKING:  # caller.py imports this package at run time
-    from a2akit.caller import Headers
-
-__all__ = ["Scheme", "bearer_token", "first_header"]
+__all__ = ["Scheme", "bearer_token"]
 
 
 class Scheme(Protocol):
@@ -36,11 +34,6 @@ class Scheme(Protocol):
     def card_scopes(self) -> tuple[str, ...]:
         """Scopes the card's requirement lists for this scheme (every operation needs them)."""
         ...
-
-
-def first_header(headers: Headers, name: str) -> str | None:
-    values = headers.getlist(name)
-    return values[0] if values else None
 
 
 def bearer_token(headers: Headers) -> str | None:

@@ -35,14 +35,14 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from a2akit.auth._cache import Reloading, SourceError
-from a2akit.auth._scheme import first_header
 from a2akit.auth.identity import Identity
 from a2akit.errors import AuthenticationRequiredError, UnavailableError
 from a2akit.generated import a2a_pb2 as pb
+from a2akit.headers import first_header
 from a2akit.settings import ENV, Settings, SettingsError
 
 if TYPE_CHECKING:
-    from a2akit.caller import Headers
+    from a2akit.headers import Headers
 
 __all__ = ["ApiKeyScheme", "KeyRecord", "hash_key", "new_key", "parse_records"]
 
@@ -212,29 +212,27 @@ def _parsed(document: Any, origin: str) -> tuple[KeyRecord, ...]:
 
 
 def _aws_client(service: str, settings: Settings) -> Any:
-    # Imported here: boto3 costs ~0.4 s of cold start, paid only with an AWS source. Its own
-    # environment (AWS_REGION, AWS_ENDPOINT_URL_SECRETS_MANAGER, ...) configures it.
-    import boto3
-    from botocore.config import Config
+    # Made on first use: boto3 costs ~0.4 s of cold start, paid only with an AWS source.
+    from a2akit import aws
 
     timeout = settings.auth_timeout_seconds
-    return boto3.client(service, config=Config(  # type: ignore[call-overload]
-        connect_timeout=timeout, read_timeout=timeout,
-        retries={"max_attempts": 2, "mode": "standard"}))
+    return aws.client(service, max_attempts=3, timeout=timeout, connect_timeout=timeout)
 
 
 @contextlib.contextmanager
 def _aws_errors(origin: str) -> Iterator[None]:
-    """Turns botocore's failures into SourceError, naming the source and the error code."""
-    from botocore.exceptions import BotoCoreError, ClientError
+    """Turns AWS failures into SourceError, naming the source and the error code."""
+    from a2akit import aws
 
     try:
         yield
-    except ClientError as exc:
-        code = exc.response.get("Error", {}).get("Code", "error")
-        raise SourceError(f"{origin}: {code}") from exc
-    except (BotoCoreError, KeyError) as exc:
+    except KeyError as exc:
         raise SourceError(f"{origin}: {type(exc).__name__}") from exc
+    except Exception as exc:
+        failure = aws.failure(exc)
+        if failure is None:
+            raise
+        raise SourceError(f"{origin}: {failure.code or 'error'}") from exc
 
 
 # --- command line -----------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from a2akit.errors import AuthenticationRequiredError
 from a2akit.generated import a2a_pb2 as pb
 
 if TYPE_CHECKING:
-    from a2akit.caller import Headers
+    from a2akit.headers import Headers
 
 __all__ = ["DevTokenScheme"]
 

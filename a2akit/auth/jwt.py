@@ -35,7 +35,7 @@ from a2akit.generated import a2a_pb2 as pb
 from a2akit.settings import ALL_OPERATIONS, Settings
 
 if TYPE_CHECKING:
-    from a2akit.caller import Headers
+    from a2akit.headers import Headers
 
 __all__ = ["JwtScheme"]
 

@@ -150,8 +150,9 @@ def make_dispatcher(settings: Settings, store: TaskStore) -> Dispatcher:
 
     dead_letters: DeadLetters = LoggedDeadLetters()
     if settings.push_dlq_url:
-        from a2akit import sqs
+        from a2akit import aws
 
-        dead_letters = SqsDeadLetters(settings.push_dlq_url, sqs.make_client(settings))
+        dead_letters = SqsDeadLetters(settings.push_dlq_url, aws.client(
+            "sqs", endpoint_url=settings.sqs_endpoint))
     sender = Sender(Policy.from_settings(settings), RetryPolicy.from_settings(settings))
     return Dispatcher(store, sender, dead_letters)

@@ -16,18 +16,18 @@ botocore's response shape.
     ConnectionFailure                  UnavailableError
     any other BotoCoreError            InternalError (logged)
 
-Every error raised here is chained `from` the client's exception. botocore is never imported
-here: when it is not loaded, none of its exceptions can be raised.
+Every error raised here is chained `from` the client's exception. Which botocore exception
+is which comes from `a2akit.aws.failure`, the one place that knows them.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+from a2akit import aws
 from a2akit.errors import InternalError, UnavailableError
 
 __all__ = [
@@ -117,17 +117,15 @@ def translated(call: str, interpret: Interpret | None = None) -> Iterator[None]:
     except ConnectionFailure as exc:
         raise UnavailableError() from exc
     except Exception as exc:
-        botocore = sys.modules.get("botocore.exceptions")
-        if botocore is None:
+        failure = aws.failure(exc)
+        if failure is None:
             raise
-        if isinstance(exc, botocore.ClientError):
-            raise _client_error(exc, exc.response, call, interpret) from exc
-        if isinstance(exc, botocore.ConnectionError | botocore.HTTPClientError):
+        if failure.kind == "service":
+            raise _client_error(exc, failure.response, call, interpret) from exc
+        if failure.kind == "connection":
             raise UnavailableError() from exc
-        if isinstance(exc, botocore.BotoCoreError):
-            log.error("DynamoDB %s failed: %s", call, exc)
-            raise InternalError() from exc
-        raise
+        log.error("DynamoDB %s failed: %s", call, exc)
+        raise InternalError() from exc
 
 
 def error_code(exc: BaseException) -> str:

@@ -11,7 +11,7 @@ import abc
 import asyncio
 import builtins
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.store.cursor import DEFAULT_PAGE_SIZE
@@ -27,6 +27,7 @@ __all__ = [
     "TaskQuery",
     "TaskStore",
     "VersionConflictError",
+    "WriteObserver",
 ]
 
 
@@ -42,7 +43,7 @@ class Scope:
 class Lease:
     """Who runs a task's agent, and until when (epoch milliseconds) unless renewed.
 
-    The rule for what an expired lease means lives in `a2akit.leases`."""
+    The rule for what an expired lease means lives in `a2akit.execution.leases`."""
 
     owner: str
     until_ms: int
@@ -101,7 +102,14 @@ class DuplicateMessageError(Exception):
         self.task_id = task_id
 
 
+# Told of every write a store commits: the scope, the task as stored, and the events that
+# write stored (their sequence numbers end at `stored.last_seq`).
+WriteObserver = Callable[[Scope, StoredTask, Sequence[pb.StreamResponse]], None]
+
+
 class TaskStore(abc.ABC):
+    _observers: tuple[WriteObserver, ...] = ()
+
     # wait_events polls a store that cannot notify (DynamoDB) adaptively: at first every
     # `min_poll_interval`, doubling while nothing arrives, up to `poll_interval`. A runner
     # re-reads its task every `poll_interval` to notice a cancel from another process.
@@ -217,10 +225,17 @@ class TaskStore(abc.ABC):
             await asyncio.sleep(min(interval, remaining))
             interval = min(interval * 2, self.poll_interval)
 
-    async def flush(self, timeout: float) -> None:  # noqa: B027 - optional hook
-        """Let work that writes started in the background (in-process push deliveries)
-        finish, for up to `timeout` seconds: before a Lambda-style loop stops running
-        between invocations. The default store starts none."""
+    def observe(self, observer: WriteObserver) -> None:
+        """Tell `observer` of every write this store commits from now on (in-process push
+        delivery listens here). It is called on the writer's path, after the commit and
+        before the write returns: it must hand the events on, never wait."""
+        self._observers = (*self._observers, observer)
+
+    def _wrote(self, scope: Scope, stored: StoredTask,
+               events: Sequence[pb.StreamResponse]) -> None:
+        """Implementations call this once a create or update committed."""
+        for observer in self._observers:
+            observer(scope, stored, events)
 
     async def close(self) -> None:  # noqa: B027 - optional hook
         """Release connections; the default store holds none."""

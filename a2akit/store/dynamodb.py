@@ -1,7 +1,7 @@
 """The DynamoDB task store: one table, optimistic concurrency, events written with the snapshot.
 
 The table, its key layout and size limits are `a2akit.store.table`; botocore errors become
-the kit's in `a2akit.store._errors`; the ListTasks order and page tokens are
+the kit's in `a2akit.store._errors` (with `a2akit.aws`); the ListTasks order and page tokens are
 `a2akit.store.cursor`, shared with the embedded store. See docs/store.md.
 
 The store runs on boto3's low-level client or on the kit's own (`_client`, what `env_client`
@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from a2akit import aws
 from a2akit.errors import InternalError, InvalidParamsError, UnavailableError
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.states import is_terminal
@@ -44,10 +45,9 @@ from a2akit.store.base import (
 from a2akit.store.table import Item
 
 if TYPE_CHECKING:
-    import botocore.config
     from mypy_boto3_dynamodb.client import DynamoDBClient
 
-__all__ = ["DynamoDBStore", "client_config", "env_client", "make_client"]
+__all__ = ["DynamoDBStore", "env_client", "make_client"]
 
 log = logging.getLogger(__name__)
 
@@ -56,29 +56,9 @@ _CACHE_SIZE = 4096
 T = TypeVar("T")
 
 
-_MAX_ATTEMPTS = 5
-
-
-def client_config(max_attempts: int = _MAX_ATTEMPTS) -> botocore.config.Config:
-    """Retries with backoff; `standard` mode retries throttling and transient errors."""
-    import botocore.config
-
-    return botocore.config.Config(
-        retries={"mode": "standard", "total_max_attempts": max_attempts},
-        connect_timeout=3,
-        read_timeout=10,
-    )
-
-
-def make_client(
-    endpoint_url: str | None = None, region_name: str | None = None
-) -> DynamoDBClient:
-    """A DynamoDB client with the store's retry configuration (create once per process)."""
-    import boto3
-
-    return boto3.client(
-        "dynamodb", endpoint_url=endpoint_url, region_name=region_name, config=client_config()
-    )
+def make_client(endpoint_url: str | None = None, region_name: str | None = None) -> Any:
+    """A boto3 DynamoDB client with the store's retries (create once per process)."""
+    return aws.client("dynamodb", endpoint_url=endpoint_url, region_name=region_name)
 
 
 def env_client(endpoint_url: str | None = None,
@@ -97,7 +77,7 @@ def env_client(endpoint_url: str | None = None,
     if not endpoint_url and env.get("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS", "").lower() != "true":
         endpoint_url = env.get("AWS_ENDPOINT_URL_DYNAMODB") or env.get("AWS_ENDPOINT_URL")
     return Client(endpoint_url or default_endpoint(region), region, credentials,
-                  max_attempts=_MAX_ATTEMPTS, connect_timeout=3, read_timeout=10)
+                  max_attempts=aws.MAX_ATTEMPTS, connect_timeout=3, read_timeout=10)
 
 
 class DynamoDBStore(TaskStore):
@@ -221,7 +201,9 @@ class DynamoDBStore(TaskStore):
         if push_configs:
             table.check_transaction([write["Put"]["Item"] for write in writes])
         await self._transact(writes, _created(task.id, claim))
-        return self._stored(pk, snapshot)
+        stored = self._stored(pk, snapshot)
+        self._wrote(scope, stored, events)
+        return stored
 
     async def update(
         self,
@@ -268,10 +250,12 @@ class DynamoDBStore(TaskStore):
                 # A stale cache entry (the same version, another task): once more.
                 last_seq, was_terminal = stale.last_seq, stale.terminal
                 continue
+            stored = self._stored(pk, snapshot)
+            self._wrote(scope, stored, events)
             if table.TTL_ATTRIBUTE in snapshot and not was_terminal:
                 # Just terminal: give the older events and configs the same expiry, once.
                 await self._expire_partition(pk, snapshot[table.TTL_ATTRIBUTE])
-            return self._stored(pk, snapshot)
+            return stored
         raise VersionConflictError(task_id)
 
     def _writes(

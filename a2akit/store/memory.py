@@ -98,6 +98,7 @@ class MemoryStore(TaskStore):
             self._index(scope, record)
             stored = record.stored()
         self._notify()
+        self._wrote(scope, stored, events)
         return stored
 
     async def update(
@@ -131,6 +132,7 @@ class MemoryStore(TaskStore):
             self._index(scope, record)
             stored = record.stored()
         self._notify()
+        self._wrote(scope, stored, events)
         return stored
 
     async def swap_lease(

@@ -26,7 +26,6 @@ from a2akit.auth import ANONYMOUS
 from a2akit.examples.streaming import StreamingAgent
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.operations import Operations
-from a2akit.push.inline import DeliveringStore
 from a2akit.settings import INLINE, Settings
 from a2akit.store.base import Scope, TaskQuery
 from handlers.jsonrpc_app import create_app
@@ -77,7 +76,7 @@ async def make() -> AsyncIterator[Make]:
 
     yield _make
     for ops in made:
-        await ops.store.close()
+        await ops.close()
 
 
 @pytest.fixture
@@ -150,8 +149,8 @@ async def _arrived(hook: Receiver, count: int) -> list[Received]:
 
 async def _settled(ops: Operations) -> None:
     """Every in-process delivery handed out so far has finished."""
-    assert isinstance(ops.store, DeliveringStore)
-    assert await ops.store.delivery.drain(10) == 0
+    assert ops.push_delivery is not None
+    assert await ops.push_delivery.drain(10) == 0
 
 
 def _bodies(received: list[Received]) -> list[dict[str, Any]]:
@@ -176,6 +175,24 @@ async def test_every_event_of_a_streaming_agent_arrives_in_order(
         assert request.headers["content-type"] == "application/a2a+json"
         assert request.headers["authorization"] == "Bearer webhook-secret"
         assert request.headers["x-a2a-notification-token"] == "notify-token"
+
+
+@pytest.mark.parametrize("binding", ["jsonrpc", "grpc"])
+async def test_a_resend_with_another_push_config_is_a_new_task_whose_webhook_is_called(
+        make: Make, binding: str, hook: Receiver) -> None:
+    # Idempotency fingerprints the whole request: the same message under the same id but
+    # with a push config is not a retry of the request without one (a conformance suite
+    # reuses message ids this way, then waits for the webhook).
+    ops = make(_Quick(), PUSH)
+    plain = _send_params("one two", None)
+    first = await _send(binding, ops, plain)
+    configured = {**plain, "configuration": {**plain["configuration"],
+                                              "taskPushNotificationConfig": _config(hook)}}
+    second = await _send(binding, ops, configured)
+    assert second != first
+    assert await _send(binding, ops, configured) == second  # a true repeat is a duplicate
+    await _settled(ops)
+    assert _bodies(hook.requests) == await _stored_events(ops, second)
 
 
 async def test_a_config_created_later_gets_the_events_written_after_it(

@@ -76,7 +76,7 @@ async def _run_tasks(settings: Settings, hook: Receiver, texts: dict[str, str]
         return {binding: await _send(binding, ops, _send_params(text, _config(hook)))
                 for binding, text in texts.items()}
     finally:
-        await ops.store.close()
+        await ops.close()
 
 
 async def _stored(settings: Settings, task_id: str) -> list[dict[str, Any]]:
@@ -85,7 +85,7 @@ async def _stored(settings: Settings, task_id: str) -> list[dict[str, Any]]:
         events = await ops.store.events_after(SCOPE, task_id, 0)
         return [protojson.to_json(event.event) for event in events]
     finally:
-        await ops.store.close()
+        await ops.close()
 
 
 async def _records(endpoint: str, table_name: str) -> dict[str, Any]:

@@ -47,7 +47,7 @@ def lambda_client(ddb_endpoint: str) -> Iterator[LambdaClient]:
         ops = build_operations(settings, agent=CountingAgent())
         yield LambdaClient(create_app(ops), "apigw_http_v2.json")
     # After the loop has cancelled what the invocations left running.
-    asyncio.run(ops.store.close())
+    asyncio.run(ops.close())
 
 
 def _subscribe(stub: Any, tenant: str, task_id: str, into: list[pb.StreamResponse]) -> None:

@@ -7,7 +7,8 @@ import dataclasses
 import pytest
 
 from a2akit.generated import a2a_pb2 as pb
-from a2akit.operations import _ENTRIES, OPERATIONS, Operations, Unary, _table
+from a2akit.operations import _ENTRIES, OPERATIONS, Operations
+from a2akit.rpc import Unary, check_table
 
 
 def test_every_rpc_has_an_entry_of_its_own_shape() -> None:
@@ -22,14 +23,14 @@ def test_every_rpc_has_an_entry_of_its_own_shape() -> None:
 
 def test_a_missing_rpc_is_refused() -> None:
     with pytest.raises(RuntimeError, match="GetExtendedAgentCard"):
-        _table(*_ENTRIES[:-1])
+        check_table(*_ENTRIES[:-1])
 
 
 def test_an_entry_with_the_wrong_types_is_refused() -> None:
     wrong = Unary("GetTask", pb.ListTasksRequest, pb.ListTasksResponse, Operations.list_tasks)
     entries = [wrong if op.name == "GetTask" else op for op in _ENTRIES]
     with pytest.raises(RuntimeError, match="GetTask"):
-        _table(*entries)
+        check_table(*entries)
 
 
 def test_a_unary_entry_for_a_streaming_rpc_is_refused() -> None:
@@ -37,7 +38,7 @@ def test_a_unary_entry_for_a_streaming_rpc_is_refused() -> None:
     wrong = Unary("SubscribeToTask", subscribe.request, pb.StreamResponse, Operations.get_task)
     entries = [wrong if op.name == "SubscribeToTask" else op for op in _ENTRIES]
     with pytest.raises(RuntimeError, match="SubscribeToTask"):
-        _table(*entries)
+        check_table(*entries)
 
 
 def test_entries_are_frozen() -> None:

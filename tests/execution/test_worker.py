@@ -15,15 +15,15 @@ import pytest
 from a2akit.auth import Identity
 from a2akit.caller import Call
 from a2akit.errors import UnavailableError
+from a2akit.execution.queue import ENQUEUE_FAILED
+from a2akit.execution.worker import DEAD_LETTER_TEXT, Worker
 from a2akit.generated import a2a_pb2 as pb
-from a2akit.queue import ENQUEUE_FAILED
 from a2akit.runtime import build_operations
 from a2akit.settings import Settings
 from a2akit.store.base import Scope
 from a2akit.store.dynamodb import DynamoDBStore
-from a2akit.worker import DEAD_LETTER_TEXT, Worker
-from tests.queue.sqs import make_queues
-from tests.queue.test_leases import Slow
+from tests.execution.sqs import make_queues
+from tests.execution.test_leases import Slow
 from tests.store.conftest import TABLE
 from tests.support.messages import send_request
 from tests.support.moto import client as aws_client

@@ -21,9 +21,9 @@ from a2akit.settings import Settings
 from a2akit.store.base import Scope
 from a2akit.store.dynamodb import DynamoDBStore
 from handlers.jsonrpc_app import create_app
+from tests.execution.processes import kit_env, worker
+from tests.execution.sqs import make_queues
 from tests.jsonrpc.client import LambdaClient, lambda_event_loop
-from tests.queue.processes import kit_env, worker
-from tests.queue.sqs import make_queues
 from tests.store.conftest import TABLE
 from tests.support.harness import memory_operations
 from tests.support.messages import user_message
@@ -52,7 +52,7 @@ def queued(ddb_endpoint: str, moto_endpoint: str, tmp_path: Path
         ops = build_operations(settings, agent=StreamingAgent())
         assert isinstance(ops.store, DynamoDBStore)
         yield LambdaClient(create_app(ops), "function_url.json"), ops.store
-    asyncio.run(ops.store.close())
+    asyncio.run(ops.close())
 
 
 def _stored_state(store: DynamoDBStore, scope: Scope, task_id: str) -> int:

@@ -1,7 +1,8 @@
 """Leases: who runs a task's agent, and what happens when nobody does any more.
 
 Whoever runs an agent (a front door in inline mode, the gRPC container, a queue worker)
-holds a lease on the task and renews it while the agent works (`a2akit.runner`); a task
+holds a lease on the task and renews it every `renewal_interval` while the agent works
+(`a2akit.execution.watch`); a task
 waiting on the queue holds a lease owned by the queue, for `queue_grace_seconds`. The rule,
 in this one place:
 
@@ -21,23 +22,23 @@ import asyncio
 import logging
 import os
 import socket
-import time
 
-from a2akit.clock import now
-from a2akit.conflicts import retry_on_conflict
+from a2akit.clock import epoch_ms
 from a2akit.errors import A2AError, UnavailableError
+from a2akit.execution.fold import Change, fold_write
 from a2akit.generated import a2a_pb2 as pb
-from a2akit.states import apply_event, is_terminal, status_event
+from a2akit.states import failed_event, is_terminal
 from a2akit.store.base import Lease, Scope, StoredTask, TaskStore
 
 __all__ = [
     "QUEUE_PREFIX",
     "RUNNER_PREFIX",
-    "epoch_ms",
+    "current",
     "fail",
     "lease_for",
     "lost",
     "queue_owner",
+    "renewal_interval",
     "runner_owner",
     "settle",
     "sweep",
@@ -56,10 +57,6 @@ NEVER_PICKED_UP = ("No worker took the task from the queue before its queue leas
                    "the agent never ran")
 
 
-def epoch_ms() -> int:
-    return time.time_ns() // 1_000_000
-
-
 def runner_owner() -> str:
     """A lease owner for one run: the process and a random part (two runs never share one)."""
     return f"{RUNNER_PREFIX}{_PROCESS}#{os.urandom(6).hex()}"
@@ -74,52 +71,56 @@ def lease_for(owner: str, seconds: float) -> Lease:
     return Lease(owner, epoch_ms() + int(seconds * 1000))
 
 
-def lost(stored: StoredTask, now_ms: int | None = None) -> bool:
-    """Whether the task's runner is gone: not terminal, and its lease ended before now."""
-    lease = stored.lease
+def renewal_interval(lease_seconds: float) -> float:
+    """How often a runner renews its lease, and a follower re-reads a task for a lost one:
+    every third of the lease, so two renewals may fail before it ends."""
+    return lease_seconds / 3
+
+
+def lost(state: int, lease: Lease | None, now_ms: int | None = None) -> bool:
+    """Whether the runner of a task in `state` holding `lease` is gone: the task is not
+    terminal, and its lease ended before now."""
     return (lease is not None and lease.until_ms < (epoch_ms() if now_ms is None else now_ms)
-            and not is_terminal(stored.task.status.state))
+            and not is_terminal(state))
+
+
+def _lost(stored: StoredTask, now_ms: int | None = None) -> bool:
+    return lost(stored.task.status.state, stored.lease, now_ms)
 
 
 def _reason(lease: Lease) -> str:
     return NEVER_PICKED_UP if lease.owner.startswith(QUEUE_PREFIX) else RUNNER_STOPPED
 
 
-def _failed(stored: StoredTask, text: str, suffix: str) -> tuple[pb.Task, pb.StreamResponse]:
-    task = pb.Task()
-    task.CopyFrom(stored.task)
-    status = pb.TaskStatus(state=pb.TASK_STATE_FAILED, timestamp=now())
-    status.message.message_id = f"{task.id}-{suffix}"
-    status.message.role = pb.ROLE_AGENT
-    status.message.task_id = task.id
-    status.message.context_id = task.context_id
-    status.message.parts.add(text=text)
-    event = status_event(task.id, task.context_id, status)
-    apply_event(task, event)
-    return task, event
+def _failure(current: StoredTask, text: str, reason: str) -> pb.StreamResponse:
+    return failed_event(current.task.id, current.task.context_id, text, reason=reason)
 
 
 async def settle(store: TaskStore, scope: Scope, stored: StoredTask) -> StoredTask:
     """The task as it stands, after ending it FAILED if its runner is gone (see the rule
     above). Raises what the store raises (UnavailableError) when it cannot write."""
-    if not lost(stored):
+    if not _lost(stored):
         return stored
     task_id = stored.task.id
 
-    async def attempt(number: int) -> StoredTask:
-        current = stored if number == 0 else await store.get(scope, task_id)
+    def decide(current: StoredTask) -> Change | None:
         at = epoch_ms()
-        if current is None or current.lease is None or not lost(current, at):
-            return stored if current is None else current
-        task, event = _failed(current, _reason(current.lease), "lease-expired")
-        written = await store.update(scope, task_id, current.version, task, [event],
-                                     lease_expired_by=at)
-        log.warning("task %s ended FAILED: lease of %s expired at %d", task_id,
+        if current.lease is None or not _lost(current, at):
+            return None
+        log.warning("task %s: lease of %s expired at %d; ending it FAILED", task_id,
                     current.lease.owner, current.lease.until_ms)
-        return written
+        return Change([_failure(current, _reason(current.lease), "lease-expired")],
+                      lease_expired_by=at)
 
-    return await retry_on_conflict(attempt, lambda: UnavailableError(
-        "The task kept changing while its expired lease was being settled"))
+    settled = await fold_write(store, scope, task_id, decide, lambda: UnavailableError(
+        "The task kept changing while its expired lease was being settled"), read=stored)
+    return stored if settled is None else settled
+
+
+async def current(store: TaskStore, scope: Scope, task_id: str) -> StoredTask | None:
+    """The task as it stands now, settled (`settle`); None when it does not exist."""
+    stored = await store.get(scope, task_id)
+    return None if stored is None else await settle(store, scope, stored)
 
 
 async def fail(store: TaskStore, scope: Scope, task_id: str, text: str,
@@ -128,18 +129,16 @@ async def fail(store: TaskStore, scope: Scope, task_id: str, text: str,
     runner holds its lease: that runner, or its lease expiry, decides). Returns the task as
     it stands, None when it does not exist."""
 
-    async def attempt(_: int) -> StoredTask | None:
-        current = await store.get(scope, task_id)
-        if current is None or is_terminal(current.task.status.state):
-            return current
+    def decide(current: StoredTask) -> Change | None:
+        if is_terminal(current.task.status.state):
+            return None
         lease = current.lease
         if (unless_held and lease is not None and lease.owner.startswith(RUNNER_PREFIX)
-                and not lost(current)):
-            return current
-        task, event = _failed(current, text, "failure")
-        return await store.update(scope, task_id, current.version, task, [event])
+                and not _lost(current)):
+            return None
+        return Change([_failure(current, text, "failure")])
 
-    return await retry_on_conflict(attempt, lambda: UnavailableError(
+    return await fold_write(store, scope, task_id, decide, lambda: UnavailableError(
         "The task kept changing while it was being failed"))
 
 

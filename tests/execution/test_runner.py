@@ -1,6 +1,6 @@
 """The runner's own task: the agent runs inline in it, and the writer, the watcher and the
 deadline timer start only once the agent outlives its first burst (the embedded store; the
-lease, deadline and drain behaviours on both stores are in tests/queue/test_leases.py)."""
+lease, deadline and drain behaviours on both stores are in tests/execution/test_leases.py)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from a2akit import runner
 from a2akit.agent import RequestContext, TaskHandle
 from a2akit.auth import Identity
 from a2akit.caller import Call
 from a2akit.examples.echo import EchoAgent
+from a2akit.execution import run as runner
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.runtime import build_operations
 from a2akit.settings import Settings

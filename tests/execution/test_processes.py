@@ -25,9 +25,9 @@ from a2akit.settings import Settings
 from a2akit.store.base import Scope, StoredTask
 from a2akit.store.dynamodb import DynamoDBStore
 from handlers.jsonrpc_app import create_app
+from tests.execution.processes import LEASE_SECONDS, SWEEP_SECONDS, container, kit_env, worker
+from tests.execution.sqs import make_queues
 from tests.jsonrpc.client import LambdaClient, lambda_event_loop
-from tests.queue.processes import LEASE_SECONDS, SWEEP_SECONDS, container, kit_env, worker
-from tests.queue.sqs import make_queues
 from tests.store.conftest import TABLE
 from tests.support.messages import V1, send_request
 from tests.support.moto import client as aws_client
@@ -112,7 +112,7 @@ def lambda_jsonrpc(ddb_endpoint: str) -> Iterator[LambdaClient]:
     with lambda_event_loop():
         ops = build_operations(settings, agent=CountingAgent())
         yield LambdaClient(create_app(ops), "apigw_http_v2.json")
-    asyncio.run(ops.store.close())
+    asyncio.run(ops.close())
 
 
 def _grpc_task(stub: Any, tenant: str) -> str:

@@ -12,15 +12,15 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
-import boto3
 import grpc
 import pytest
 
+from a2akit import aws
 from a2akit.examples.cancellable import CountingAgent
 from a2akit.operations import Operations
 from a2akit.runtime import build_operations
 from a2akit.settings import Settings
-from a2akit.store.dynamodb import DynamoDBStore, client_config
+from a2akit.store.dynamodb import DynamoDBStore
 from handlers.jsonrpc_app import create_app
 from tests.jsonrpc.client import AsgiClient, Reply
 from tests.store.conftest import TABLE
@@ -41,8 +41,8 @@ def _behind_a_proxy(ddb_endpoint: str) -> Iterator[tuple[Proxy, Operations]]:
     assert port is not None
     with proxy(port) as link:
         # Two attempts, so an outage shows within a second rather than after five retries.
-        client = boto3.client("dynamodb", endpoint_url=f"http://127.0.0.1:{link.port}",
-                              region_name="us-east-1", config=client_config(max_attempts=2))
+        client = aws.client("dynamodb", endpoint_url=f"http://127.0.0.1:{link.port}",
+                            region_name="us-east-1", max_attempts=2)
         settings = Settings(allow_anonymous=True, lease_seconds=LEASE_SECONDS)
         try:
             yield link, build_operations(settings, store=DynamoDBStore(TABLE, client),

@@ -3,9 +3,9 @@
 SubscribeToTask, and SendMessage in queue mode, read what another process (the gRPC
 container, a queue worker) writes. The store is polled adaptively (`TaskStore.wait_events`:
 fast while events flow, backing off to `poll_interval` while idle; the embedded store
-notifies instead). While nothing arrives the task is re-read every `check_every` seconds, and
-a task whose runner is gone is settled (`a2akit.leases`): its FAILED event then ends the
-stream instead of the budget.
+notifies instead). While nothing arrives the task is re-read as often as its runner renews
+its lease (at least every `poll_interval`), and a task whose runner is gone is settled
+(`a2akit.execution.leases`): its FAILED event then ends the stream instead of the budget.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
+from a2akit.execution.leases import renewal_interval, settle
 from a2akit.generated import a2a_pb2 as pb
-from a2akit.leases import settle
 from a2akit.states import closes_stream
 from a2akit.store.base import Scope, StoredTask, TaskStore
 
@@ -22,11 +22,12 @@ __all__ = ["follow"]
 
 
 async def follow(store: TaskStore, scope: Scope, stored: StoredTask, budget: float | None,
-                 *, check_every: float) -> AsyncIterator[pb.StreamResponse]:
+                 *, lease_seconds: float) -> AsyncIterator[pb.StreamResponse]:
     """The status and artifact events written after `stored` (sequence `stored.last_seq`),
     until one closes the stream (a terminal or interrupted state) or `budget` seconds pass.
     A store error is raised, never turned into an end."""
     loop = asyncio.get_running_loop()
+    check_every = max(renewal_interval(lease_seconds), store.poll_interval)
     deadline = None if budget is None else loop.time() + budget
     next_check = loop.time() + check_every
     seq = stored.last_seq

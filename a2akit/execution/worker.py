@@ -4,7 +4,8 @@ Lambda, `scripts.run_worker` locally).
 For each record the worker reads the task and, in this order:
 
 1. the task is gone or terminal: nothing to do (a redelivery of a finished task);
-2. its lease expired: end it FAILED (`a2akit.leases`, as any reader would) and stop;
+2. its lease expired: end it FAILED (`a2akit.execution.leases`, as any reader would) and
+   stop;
 3. its lease is not the queue's lease this job names: another run holds or held it (a
    redelivery while it runs): nothing to do;
 4. take the lease, a conditional swap from the queue's owner to this run's: of two
@@ -21,17 +22,16 @@ SQS then moves the message to the dead-letter queue, and no task waits on it.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from a2akit.agent import Agent
-from a2akit.budget import run_budget_text
 from a2akit.errors import A2AError
-from a2akit.leases import fail, lease_for, runner_owner, settle
-from a2akit.queue import Job, JobError
-from a2akit.runner import Run, Terms
+from a2akit.execution.leases import fail, lease_for, runner_owner, settle
+from a2akit.execution.outcomes import Terms
+from a2akit.execution.queue import Job, JobError
+from a2akit.execution.run import Run
 from a2akit.settings import Settings
 from a2akit.states import is_terminal
 from a2akit.store.base import LeaseLostError, TaskStore
@@ -73,10 +73,10 @@ class Worker:
         except LeaseLostError:
             log.info("task %s: another delivery took it first", job.task_id)
             return
-        deadline = asyncio.get_running_loop().time() + budget
+        terms = Terms.within(self.settings.lease_seconds, budget, "this worker's invocation",
+                             owner)
         run = Run(self.store, self.agent, context, stored=stored, claim=None, recorded=True,
-                  terms=Terms(owner, self.settings.lease_seconds, deadline,
-                              run_budget_text("this worker's invocation", budget)))
+                  terms=terms)
         run.start()
         await run.finished()
 

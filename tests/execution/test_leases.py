@@ -10,11 +10,12 @@ from typing import Any
 
 import pytest
 
-from a2akit import leases, runner
 from a2akit.agent import RequestContext, TaskHandle
 from a2akit.auth import Identity
 from a2akit.caller import Call
+from a2akit.clock import epoch_ms
 from a2akit.examples.cancellable import CountingAgent
+from a2akit.execution import leases, run
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.runtime import build_operations
 from a2akit.settings import Settings
@@ -92,7 +93,7 @@ async def _abandoned(store: TaskStore, scope: Scope, task_id: str, owner: str) -
     """A WORKING task whose runner died: its lease ended a while ago."""
     task = make_task(task_id, pb.TASK_STATE_WORKING)
     await store.create(scope, task, [task_event(task)],
-                       lease=Lease(owner, leases.epoch_ms() - 1_000))
+                       lease=Lease(owner, epoch_ms() - 1_000))
 
 
 async def test_get_task_ends_a_task_whose_runner_is_gone(store: TaskStore, scope: Scope) -> None:
@@ -127,7 +128,7 @@ async def test_a_subscriber_sees_the_task_fail_when_its_runner_goes(store: TaskS
                                                                    scope: Scope) -> None:
     task = make_task("t", pb.TASK_STATE_WORKING)
     await store.create(scope, task, [task_event(task)],
-                       lease=Lease("run#elsewhere", leases.epoch_ms() + 300))
+                       lease=Lease("run#elsewhere", epoch_ms() + 300))
     ops = build_operations(SETTINGS, store=store, agent=CountingAgent())
     stream = await ops.subscribe_to_task(pb.SubscribeToTaskRequest(tenant=scope.tenant, id="t"),
                                          _call(scope))
@@ -141,7 +142,7 @@ async def test_the_sweeper_ends_expired_leases_only(store: TaskStore, scope: Sco
     await _abandoned(store, scope, "dead", leases.runner_owner())
     live = make_task("live", pb.TASK_STATE_WORKING)
     await store.create(scope, live, [task_event(live)],
-                       lease=Lease("run#alive", leases.epoch_ms() + 60_000))
+                       lease=Lease("run#alive", epoch_ms() + 60_000))
     waiting = make_task("waiting", pb.TASK_STATE_INPUT_REQUIRED)
     await store.create(scope, waiting, [task_event(waiting)])
     # Other tests' expired tasks may share the DynamoDB table: sweep until ours is done.
@@ -163,8 +164,8 @@ async def test_a_live_runner_is_never_overridden(store: TaskStore, scope: Scope)
     task = make_task("t", pb.TASK_STATE_WORKING)
     await store.create(scope, task, [task_event(task)], lease=Lease("run#a", 1))
     stale = await store.get(scope, "t")
-    assert stale is not None and leases.lost(stale)
-    await store.swap_lease(scope, "t", "run#a", Lease("run#a", leases.epoch_ms() + 60_000))
+    assert stale is not None and leases.lost(stale.task.status.state, stale.lease)
+    await store.swap_lease(scope, "t", "run#a", Lease("run#a", epoch_ms() + 60_000))
     after = await leases.settle(store, scope, stale)
     assert after.task.status.state == pb.TASK_STATE_WORKING and after.version == 1
 
@@ -190,7 +191,7 @@ async def test_drain_ends_what_still_runs_failed(store: TaskStore, scope: Scope)
     quick_id = await _start(store, scope, quick)
     slow_id = await _start(store, scope, slow)
     asyncio.get_running_loop().call_later(0.1, quick.release.set)
-    stopped = await runner.drain(0.5, "The server shut down")
+    stopped = await run.drain(0.5, "The server shut down")
     assert stopped == 1
     done = await store.get(scope, quick_id)
     cut = await store.get(scope, slow_id)

@@ -1,5 +1,5 @@
 """The task queue: in queue mode the front door records the task and puts a `Job` on SQS; a
-worker (`a2akit.worker`) takes it from there.
+worker (`a2akit.execution.worker`) takes it from there.
 
 The front door never runs the agent. `enqueue` writes the task as a runner's first write
 would (SUBMITTED with the message in its history, or the message appended to the task, with
@@ -23,12 +23,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from google.protobuf import json_format, struct_pb2
 
+from a2akit import aws
 from a2akit.agent import RequestContext
-from a2akit.conflicts import retry_on_conflict
 from a2akit.errors import InvalidParamsError, UnavailableError, UnsupportedOperationError
+from a2akit.execution.fold import Change, fold_write
+from a2akit.execution.leases import fail, lease_for, queue_owner
+from a2akit.execution.outcomes import Duplicate, Started, recording
 from a2akit.generated import a2a_pb2 as pb
-from a2akit.leases import fail, lease_for, queue_owner
-from a2akit.runner import Duplicate, Started, recording
 from a2akit.settings import Settings
 from a2akit.states import is_terminal
 from a2akit.store.base import DuplicateMessageError, Scope, StoredTask, TaskStore
@@ -132,22 +133,20 @@ class SqsQueue:
         self._client = client
 
     async def send(self, job: Job) -> None:
-        import botocore.exceptions
-
         try:
             await asyncio.to_thread(self._client.send_message, QueueUrl=self.url,
                                     MessageBody=job.encode())
-        except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError) as exc:
+        except Exception as exc:
+            if aws.failure(exc) is None:
+                raise
             log.error("could not queue task %s: %s", job.task_id, exc)
             raise UnavailableError() from exc
 
 
 def make_queue(settings: Settings) -> SqsQueue:
     """The SQS queue of `settings.queue_url`."""
-    from a2akit import sqs
-
     assert settings.queue_url, "queue mode needs a queue URL (Settings checks it)"
-    return SqsQueue(settings.queue_url, sqs.make_client(settings))
+    return SqsQueue(settings.queue_url, aws.client("sqs", endpoint_url=settings.sqs_endpoint))
 
 
 async def enqueue(store: TaskStore, queue: TaskQueue, settings: Settings,
@@ -170,25 +169,27 @@ async def enqueue(store: TaskStore, queue: TaskQueue, settings: Settings,
         raise InvalidParamsError("The request metadata is too large to queue (256 KiB)",
                                  violations=[("metadata", "too large for a queue message")])
 
-    async def attempt(number: int) -> StoredTask:
-        current = stored
-        if number and stored is not None:
-            current = await store.get(scope, context.task_id)
-            if current is None or is_terminal(current.task.status.state):
-                raise UnsupportedOperationError(
-                    "The task is in a terminal state and accepts no more messages",
-                    metadata={"taskId": context.task_id})
-        snapshot, events = recording(context, current)
-        lease = lease_for(owner, settings.queue_grace_seconds)
-        if current is None:
-            return await store.create(scope, snapshot, events, claim, lease=lease,
-                                      push_configs=push_configs)
-        return await store.update(scope, snapshot.id, current.version, snapshot, events, claim,
-                                  lease=lease)
-
+    lease = lease_for(owner, settings.queue_grace_seconds)
     try:
-        written = await retry_on_conflict(attempt, lambda: UnavailableError(
-            "The task kept changing; try again"))
+        if stored is None:
+            snapshot, events = recording(context, None)
+            written = await store.create(scope, snapshot, events, claim, lease=lease,
+                                         push_configs=push_configs)
+        else:
+            def decide(current: StoredTask) -> Change:
+                if is_terminal(current.task.status.state):
+                    raise UnsupportedOperationError(
+                        "The task is in a terminal state and accepts no more messages",
+                        metadata={"taskId": context.task_id})
+                return Change([pb.StreamResponse(message=context.message)], lease=lease,
+                              claim=claim)
+
+            appended = await fold_write(store, scope, context.task_id, decide, lambda: (
+                UnavailableError("The task kept changing; try again")), read=stored)
+            if appended is None:
+                raise UnsupportedOperationError(
+                    "The task no longer exists", metadata={"taskId": context.task_id})
+            written = appended
     except DuplicateMessageError as exc:
         return Duplicate(exc.task_id)
     try:

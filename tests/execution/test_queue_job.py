@@ -7,9 +7,9 @@ import time
 import pytest
 from google.protobuf import struct_pb2
 
-from a2akit.budget import call_budget, lambda_deadline
+from a2akit.execution.budget import call_budget, lambda_deadline
+from a2akit.execution.queue import Job, JobError
 from a2akit.generated import a2a_pb2 as pb
-from a2akit.queue import Job, JobError
 from a2akit.settings import Settings
 from a2akit.store.base import Scope, StoredTask
 
