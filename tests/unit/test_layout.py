@@ -1,0 +1,95 @@
+"""The package layout holds: module-level imports between the kit's own modules form no
+circle (imports point one way: messages, core, bindings), and the Lambda front door's
+import path loads none of the dependencies only other entry points need."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("a2akit", "handlers", "grpc_service")
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _modules() -> dict[str, Path]:
+    return {_module_name(path): path for package in PACKAGES
+            for path in (ROOT / package).rglob("*.py") if "generated" not in path.parts}
+
+
+def _top_level_imports(path: Path, module: str, known: set[str]) -> set[str]:
+    """The kit's modules `path` imports when it is imported: not those imported inside
+    functions (on first use) or under `if TYPE_CHECKING:`."""
+    found: set[str] = set()
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+
+    def visit(statements: list[ast.stmt]) -> None:
+        for node in statements:
+            if isinstance(node, ast.If):
+                test = node.test
+                if isinstance(test, ast.Name) and test.id == "TYPE_CHECKING":
+                    continue
+                visit(node.body)
+                visit(node.orelse)
+            elif isinstance(node, ast.Try):
+                visit(node.body)
+                for handler in node.handlers:
+                    visit(handler.body)
+                visit(node.orelse)
+                visit(node.finalbody)
+            elif isinstance(node, ast.With):
+                visit(node.body)
+            elif isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names if alias.name in known)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*anchor, base] if base else anchor)
+                for alias in node.names:
+                    if f"{base}.{alias.name}" in known:
+                        found.add(f"{base}.{alias.name}")
+                    elif base in known:
+                        found.add(base)
+
+    visit(ast.parse(path.read_text()).body)
+    found.discard(module)
+    return found
+
+
+def test_no_import_circle() -> None:
+    modules = _modules()
+    known = set(modules)
+    graph = {name: _top_level_imports(path, name, known) for name, path in modules.items()}
+    done: set[str] = set()
+
+    def walk(name: str, trail: list[str]) -> None:
+        if name in trail:
+            raise AssertionError("import circle: " + " -> ".join([*trail[trail.index(name):],
+                                                                  name]))
+        if name in done:
+            return
+        for imported in sorted(graph[name]):
+            walk(imported, [*trail, name])
+        done.add(name)
+
+    for name in sorted(graph):
+        walk(name, [])
+
+
+def test_the_front_door_loads_no_other_entry_points_dependencies() -> None:
+    code = ("import sys, handlers.jsonrpc; "
+            "print(sorted({m.split('.')[0] for m in sys.modules}))")
+    loaded = subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True,
+                            capture_output=True, text=True,
+                            env={"A2A_ALLOW_ANONYMOUS": "true", "PATH": ""}).stdout
+    for heavy in ("grpc", "boto3", "botocore", "httpx", "jwt", "cryptography", "uvicorn"):
+        assert f"'{heavy}'" not in loaded, heavy
