@@ -36,7 +36,7 @@ CONTAINER = "container"
 
 
 def logical_id(template: Template, resource_type: str,
-               where: Callable[[dict[str, Any]], bool] = lambda _: True) -> str:
+               where: Callable[[Any], bool] = lambda _: True) -> str:
     """The logical id of the one resource of this type (of those `where` accepts)."""
     (found,) = [key for key, resource in template.find_resources(resource_type).items()
                 if where(resource)]
