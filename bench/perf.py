@@ -187,12 +187,10 @@ def _send_bodies() -> list[bytes]:
 
 
 def _grpc_requests(count: int) -> list[bytes]:
-    from a2akit.generated import a2a_pb2 as pb
+    from tests.support.messages import send_request
 
     stamp = time.time_ns()
-    return [pb.SendMessageRequest(message=pb.Message(
-        message_id=f"g-{stamp}-{i}", role=pb.ROLE_USER, parts=[pb.Part(text="hello")]),
-    ).SerializeToString() for i in range(count)]
+    return [send_request(message_id=f"g-{stamp}-{i}").SerializeToString() for i in range(count)]
 
 
 async def _grpc_load(pid: int, port: int, requests: list[bytes]) -> tuple[float, float]:

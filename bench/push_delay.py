@@ -42,8 +42,9 @@ from a2akit.store.dynamodb import make_client  # noqa: E402
 from a2akit.store.memory import MemoryStore  # noqa: E402
 from infra.push_filter import PUSH_FILTER_PATTERN  # noqa: E402
 from scripts.dynamodb_local import CREDENTIALS, dynamodb_local, set_dummy_credentials  # noqa: E402
-from tests.push.test_delivery import _send, _send_params  # noqa: E402
+from tests.push.test_delivery import _send  # noqa: E402
 from tests.support.event_filter import matches  # noqa: E402
+from tests.support.messages import send_params  # noqa: E402
 from tests.support.streams import lambda_event, stream_records  # noqa: E402
 from tests.support.webhooks import Receiver  # noqa: E402
 
@@ -101,7 +102,7 @@ async def in_process(tasks: int) -> None:
     with Receiver() as hook:
         config = {"url": hook.url(), "token": "t"}
         for i in range(tasks):
-            await _send("jsonrpc", ops, _send_params(f"{WORDS} {i}", config))
+            await _send("jsonrpc", ops, send_params(f"{WORDS} {i}", push_config=config))
         assert ops.push_delivery is not None
         await ops.push_delivery.drain(30)
         received = hook.requests
@@ -123,8 +124,9 @@ def stream_design(tasks: int, endpoint: str) -> None:
     with Receiver() as hook:
         async def run() -> None:
             ops = build_operations(settings, agent=_Quick())
+            config = {"url": hook.url()}
             for i in range(tasks):
-                await _send("jsonrpc", ops, _send_params(f"{WORDS} {i}", {"url": hook.url()}))
+                await _send("jsonrpc", ops, send_params(f"{WORDS} {i}", push_config=config))
             await ops.close()
 
         asyncio.run(run())

@@ -21,7 +21,6 @@ import dataclasses
 import logging
 import sys
 import time
-import uuid
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -30,11 +29,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from a2akit.caller import Call
 from a2akit.examples.echo import EchoAgent
-from a2akit.generated import a2a_pb2 as pb
 from a2akit.operations import OPERATIONS, Operations
 from a2akit.runtime import build_operations
 from a2akit.settings import Settings
 from a2akit.store.memory import MemoryStore
+from tests.support.messages import send_request
 
 
 def _ops() -> Operations:
@@ -43,22 +42,14 @@ def _ops() -> Operations:
                             agent=EchoAgent())
 
 
-def _request(immediately: bool = False) -> pb.SendMessageRequest:
-    request = pb.SendMessageRequest(message=pb.Message(
-        message_id=str(uuid.uuid4()), role=pb.ROLE_USER, parts=[pb.Part(text="hello")]))
-    if immediately:
-        request.configuration.return_immediately = True
-    return request
-
-
 async def _call(ops: Operations, call: Call, mode: str) -> None:
     if mode == "stream":
-        events = await ops.stream(OPERATIONS["SendStreamingMessage"], _request(), call)
+        events = await ops.stream(OPERATIONS["SendStreamingMessage"], send_request(), call)
         async for _ in events:
             pass
         return
-    response = await ops.unary(OPERATIONS["SendMessage"], _request(mode == "immediately"),
-                               call)
+    request = send_request(immediately=mode == "immediately")
+    response = await ops.unary(OPERATIONS["SendMessage"], request, call)
     assert response.HasField("task"), response
 
 

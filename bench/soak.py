@@ -51,6 +51,7 @@ from a2akit.states import apply_event, is_terminal  # noqa: E402
 from a2akit.store import table  # noqa: E402
 from a2akit.store.base import Scope, TaskQuery  # noqa: E402
 from scripts.dynamodb_local import dynamodb_local, free_port, set_dummy_credentials  # noqa: E402
+from tests.support.messages import send_request  # noqa: E402
 from tests.support.processes import stop_process  # noqa: E402
 
 TABLE = "a2akit-soak"
@@ -72,14 +73,6 @@ class CheckFailed(Exception):
 def _expect(condition: bool, what: str) -> None:
     if not condition:
         raise CheckFailed(what)
-
-
-def _message(text: str, return_immediately: bool = False) -> pb.SendMessageRequest:
-    request = pb.SendMessageRequest(message=pb.Message(
-        message_id=str(uuid.uuid4()), role=pb.ROLE_USER, parts=[pb.Part(text=text)]))
-    if return_immediately:
-        request.configuration.return_immediately = True
-    return request
 
 
 # --- the two bindings, one interface --------------------------------------------------------
@@ -173,7 +166,7 @@ class _Client:
 
     async def send(self, binding: str) -> None:
         text = uuid.uuid4().hex
-        reply = await self.apis[binding].call("SendMessage", _message(f"echo {text}"),
+        reply = await self.apis[binding].call("SendMessage", send_request(f"echo {text}"),
                                               pb.SendMessageResponse())
         _expect(reply.HasField("task"), "SendMessage answered without a task")
         task = reply.task
@@ -199,7 +192,7 @@ class _Client:
     async def stream(self, binding: str) -> None:
         chunks = self.rng.randint(2, 8)
         events = await self.apis[binding].stream("SendStreamingMessage",
-                                                 _message(f"stream {chunks}"))
+                                                 send_request(f"stream {chunks}"))
         _expect(bool(events) and events[0].HasField("task"),
                 "SendStreamingMessage: the first event is not the task")
         task = pb.Task()
@@ -212,7 +205,7 @@ class _Client:
         _expect(text == "".join(f"{i} " for i in range(chunks)), f"stream: artifact {text!r}")
 
     async def hold_cancel(self, binding: str) -> None:
-        reply = await self.apis[binding].call("SendMessage", _message("hold", True),
+        reply = await self.apis[binding].call("SendMessage", send_request("hold", immediately=True),
                                               pb.SendMessageResponse())
         _expect(reply.HasField("task"), "SendMessage(hold) answered without a task")
         self._created(reply.task.id, reply.task.status.state, settled=False)

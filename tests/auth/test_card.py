@@ -6,7 +6,6 @@ card is only for authenticated callers, and only when configured."""
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -24,6 +23,7 @@ from tests.auth.conftest import Clock
 from tests.auth.issuer import AUDIENCE, SCOPE, Issuer
 from tests.auth.transports import TRANSPORTS, open_transport
 from tests.jsonrpc.client import AsgiClient
+from tests.support.messages import send_params
 
 KEY = new_key()
 KEYS = json.dumps([{"principal": "bot", "sha256": hash_key(KEY)}])
@@ -84,8 +84,7 @@ def test_the_card_declares_what_is_enforced(served: tuple[str, Any], issuer: Iss
         assert card.get("securitySchemes") == expected["schemes"]
     assert card.get("securityRequirements") == expected["requirements"]
     anonymous = {} in (card.get("securityRequirements") or [{}])
-    send = {"message": {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
-                        "parts": [{"text": "hi"}]}}
+    send = send_params("hi")
     for scheme_name, scheme in (card.get("securitySchemes") or {}).items():
         headers = _credentials(scheme_name, scheme, issuer)
         assert "error" not in client.call("SendMessage", send, headers=headers).json()

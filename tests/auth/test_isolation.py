@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import uuid
 from collections.abc import Iterator
 
 import pytest
@@ -31,6 +30,7 @@ from a2akit.store.memory import MemoryStore
 from tests.auth.conftest import Clock
 from tests.auth.issuer import AUDIENCE, Issuer
 from tests.auth.transports import TRANSPORTS, Transport, open_transport
+from tests.support.messages import proto_message
 
 BOB_T1, BOB_T2 = new_key(), new_key()
 TENANTS = ("", "t1", "t2", "t3")
@@ -84,10 +84,6 @@ class World:
     homes: dict[tuple[str, str], Home]
 
 
-def _message(text: str) -> pb.Message:
-    return pb.Message(message_id=str(uuid.uuid4()), role=pb.ROLE_USER, parts=[pb.Part(text=text)])
-
-
 def _build(name: str, issuer: Issuer) -> World:
     keys = json.dumps([{"principal": "bob", "sha256": hash_key(BOB_T1), "tenant": "t1"},
                        {"principal": "bob", "sha256": hash_key(BOB_T2), "tenant": "t2"}])
@@ -108,11 +104,11 @@ def _build(name: str, issuer: Issuer) -> World:
             if (tenant, caller.owner) in homes:
                 continue
             headers = credentials[caller.name]
-            first = _message("ask")
+            first = proto_message("ask")
             asking = door.call("SendMessage", pb.SendMessageRequest(message=first, tenant=tenant),
                                headers).result.task
             done = door.call("SendMessage", pb.SendMessageRequest(
-                message=_message("finish"), tenant=tenant), headers).result.task
+                message=proto_message("finish"), tenant=tenant), headers).result.task
             assert asking.status.state == pb.TASK_STATE_INPUT_REQUIRED
             assert done.status.state == pb.TASK_STATE_COMPLETED
             for task in (asking, done):
@@ -148,8 +144,7 @@ def _request(attack: str, target: Home, task: pb.Task, tenant: str) -> tuple[str
     if attack == "CancelTask":
         return attack, pb.CancelTaskRequest(id=task.id, tenant=tenant)
     if attack in ("SendMessage", "SendStreamingMessage"):
-        message = _message("answer")
-        message.task_id = task.id
+        message = proto_message("answer", task_id=task.id)
         return attack, pb.SendMessageRequest(message=message, tenant=tenant)
     if attack == "Resend":  # the very message that created the target's task
         return "SendMessage", pb.SendMessageRequest(message=target.first_message, tenant=tenant)

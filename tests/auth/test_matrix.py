@@ -39,6 +39,7 @@ from tests.auth.transports import (
     open_transport,
 )
 from tests.support import moto as aws
+from tests.support.messages import send_request
 
 pytestmark = pytest.mark.slow  # a moto server holds the API keys
 
@@ -89,11 +90,6 @@ CASES: dict[str, tuple[Case, str | None]] = {
     "basic": (lambda i: {"Authorization": "Basic YWxpY2U6c2VjcmV0"}, UNAUTHENTICATED),
     "two-schemes": (lambda i: {**bearer(i.token()), "x-api-key": RIGHT}, UNAUTHENTICATED),
 }
-
-
-def _send() -> pb.SendMessageRequest:
-    return pb.SendMessageRequest(message=pb.Message(
-        message_id=str(uuid.uuid4()), role=pb.ROLE_USER, parts=[pb.Part(text="hello")]))
 
 
 def core(issuer: Issuer, endpoint: str, clock: Clock) -> Operations:
@@ -152,7 +148,7 @@ def test_credentials(door: Transport, issuer: Issuer, case: str,
     make_headers, expected = CASES[case]
     headers = make_headers(issuer)
     for method in ("SendMessage", "SendStreamingMessage"):
-        outcome = door.call(method, _send(), headers)
+        outcome = door.call(method, send_request(), headers)
         _check(door, outcome, expected)
         for secret in _secrets(headers):
             assert secret not in outcome.text
@@ -202,8 +198,8 @@ def test_credentials_win_over_the_platform_identity(kind: str, issuer: Issuer,
                          {"iam": {"userArn": "arn:aws:iam::111111111111:user/someone"}})
     token = bearer(issuer.token(sub="alice"))
     try:
-        created = lambda_door.call("SendMessage", _send(), token).result.task
-        by_platform = lambda_door.call("SendMessage", _send(), {}).result.task
+        created = lambda_door.call("SendMessage", send_request(), token).result.task
+        by_platform = lambda_door.call("SendMessage", send_request(), {}).result.task
         assert _owner_sees(grpc_door, token, created.id)
         assert _owner_sees(lambda_door, token, created.id)
         assert not _owner_sees(lambda_door, token, by_platform.id)

@@ -23,16 +23,11 @@ from a2akit.store.dynamodb import DynamoDBStore
 from tests.support.dynamodb import refusing_client
 from tests.support.errors import grpc_failure
 from tests.support.harness import ANON, GrpcHarness, grpc_server
-from tests.support.messages import V1, send_request
+from tests.support.messages import V1, proto_message, send_request
 
 pytestmark = pytest.mark.anyio
 
 LONG = "x" * (MAX_ID_BYTES + 1)
-
-
-def user_message(text: str, **fields: Any) -> pb.Message:
-    """A user message in protobuf, as gRPC clients send it."""
-    return send_request(text, **fields).message
 
 
 def _code(status: grpc.StatusCode) -> int:
@@ -76,8 +71,7 @@ def _deep_struct(depth: int) -> struct_pb2.Struct:
      pb.DeleteTaskPushNotificationConfigRequest(task_id="t", id=LONG), "id"),
     ("CreateTaskPushNotificationConfig",
      pb.TaskPushNotificationConfig(task_id="t", id=LONG, url="https://93.184.216.34/h"), "id"),
-    ("SendMessage", pb.SendMessageRequest(message=pb.Message(
-        message_id=LONG, role=pb.ROLE_USER, parts=[pb.Part(text="x")])), "message.message_id"),
+    ("SendMessage", send_request("x", message_id=LONG), "message.message_id"),
     ("SendMessage", send_request("x", context_id=LONG), "message.context_id"),
     ("SendMessage", send_request("x", reference_task_ids=["ok", LONG]),
      "message.reference_task_ids[1]"),
@@ -100,7 +94,7 @@ async def test_streaming_ids_over_the_limit(grpc_env: GrpcHarness) -> None:
 
 
 async def test_id_at_the_limit_is_echoed_in_full(grpc_env: GrpcHarness) -> None:
-    request = pb.SendMessageRequest(message=user_message("x", task_id="t" * MAX_ID_BYTES))
+    request = send_request("x", task_id="t" * MAX_ID_BYTES)
     with pytest.raises(grpc.aio.AioRpcError) as caught:
         await grpc_env.stub.SendMessage(request, metadata=V1)
     found = grpc_failure(caught.value)
@@ -108,22 +102,17 @@ async def test_id_at_the_limit_is_echoed_in_full(grpc_env: GrpcHarness) -> None:
     assert dict(found.info.metadata) == {"taskId": "t" * MAX_ID_BYTES}
 
 
-def _with_parts(parts: list[pb.Part]) -> pb.SendMessageRequest:
-    message = user_message("x")
-    del message.parts[:]
-    message.parts.extend(parts)
-    return pb.SendMessageRequest(message=message)
 
 
 @pytest.mark.parametrize(("request_", "field", "limit"), [
-    (_with_parts([pb.Part(text="p")] * (MAX_PARTS_PER_MESSAGE + 1)), "message.parts",
+    (send_request("x", parts=[pb.Part(text="p")] * (MAX_PARTS_PER_MESSAGE + 1)), "message.parts",
      MAX_PARTS_PER_MESSAGE),
     (send_request("x", metadata=struct_pb2.Struct(fields={
         "k": struct_pb2.Value(string_value="v" * MAX_METADATA_BYTES)})),
      "message.metadata", MAX_METADATA_BYTES),
-    (pb.SendMessageRequest(message=user_message("x"), metadata=_deep_struct(
+    (pb.SendMessageRequest(message=proto_message("x"), metadata=_deep_struct(
         MAX_METADATA_DEPTH + 1)), "metadata", MAX_METADATA_DEPTH),
-    (pb.SendMessageRequest(message=user_message("x"), configuration=pb.SendMessageConfiguration(
+    (pb.SendMessageRequest(message=proto_message("x"), configuration=pb.SendMessageConfiguration(
         history_length=MAX_HISTORY_LENGTH + 1)), "configuration.history_length",
      MAX_HISTORY_LENGTH),
 ])
@@ -135,7 +124,7 @@ async def test_request_limits(grpc_env: GrpcHarness, request_: Any, field: str,
 
 
 async def test_limits_are_inclusive(grpc_env: GrpcHarness) -> None:
-    request = _with_parts([pb.Part(text="p")] * MAX_PARTS_PER_MESSAGE)
+    request = send_request("x", parts=[pb.Part(text="p")] * MAX_PARTS_PER_MESSAGE)
     request.metadata.CopyFrom(_deep_struct(MAX_METADATA_DEPTH))
     request.configuration.history_length = MAX_HISTORY_LENGTH
     response = await grpc_env.stub.SendMessage(request, metadata=V1)
@@ -152,7 +141,8 @@ async def test_history_length_limit_on_reads(grpc_env: GrpcHarness) -> None:
 
 @pytest.mark.parametrize("parts", [[pb.Part()], [pb.Part(text="ok"), pb.Part(media_type="a/b")]])
 async def test_part_without_content(grpc_env: GrpcHarness, parts: list[pb.Part]) -> None:
-    violations = await _invalid(grpc_env.stub.SendMessage(_with_parts(parts), metadata=V1))
+    violations = await _invalid(grpc_env.stub.SendMessage(send_request("x", parts=parts),
+                                                          metadata=V1))
     assert f"message.parts[{len(parts) - 1}]" in violations
     await _nothing_stored(grpc_env)
 

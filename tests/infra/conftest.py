@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from aws_cdk.assertions import Template
 
 from infra.app import build_app
 from infra.stack import PROJECT_ROOT
+from tests.support.template import Synth
 
 CDK_CONTEXT: dict[str, Any] = json.loads((PROJECT_ROOT / "cdk.json").read_text())["context"]
 
@@ -80,8 +81,6 @@ def synthesized_push(
 def push_template(synthesized_push: tuple[Template, Path]) -> Template:
     return synthesized_push[0]
 
-
-Synth = Callable[..., tuple[App, Template, Path]]
 
 
 @pytest.fixture(scope="session")

@@ -5,7 +5,6 @@ synth here also runs cdk-nag, which fails on any unacknowledged finding."""
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,36 +18,22 @@ from infra.bundle import JWT_REQUIREMENTS
 from infra.config import ConfigError, DeployConfig
 from infra.jsonrpc_api import HANDLER
 from infra.stack import PROJECT_ROOT
+from tests.support.template import CONTAINER, Synth, environments, logical_id, statements
 
 pytestmark = pytest.mark.slow
 
-Synth = Callable[..., tuple[Any, Template, Path]]
 _IGNORED_LINT_CHECKS = ["W3005", "W3010"]
-
-
-def _logical_id(template: Template, resource_type: str) -> str:
-    (logical_id,) = template.find_resources(resource_type)
-    return logical_id
 
 
 def _environments(template: Template) -> list[dict[str, Any]]:
     """The environment of the JSON-RPC Lambda and of the gRPC container, as name -> value."""
-    (function,) = [f for f in template.find_resources("AWS::Lambda::Function").values()
-                   if f["Properties"]["Handler"] == HANDLER]
-    environments = [dict(function["Properties"]["Environment"]["Variables"])]
-    for task in template.find_resources("AWS::ECS::TaskDefinition").values():
-        (container,) = task["Properties"]["ContainerDefinitions"]
-        environments.append({e["Name"]: e["Value"] for e in container["Environment"]})
-    return environments
+    return [environment for name, environment in environments(template).items()
+            if name in (HANDLER, CONTAINER)]
 
 
 def _secret_statements(template: Template) -> list[dict[str, Any]]:
-    return [
-        statement
-        for policy in template.find_resources("AWS::IAM::Policy").values()
-        for statement in policy["Properties"]["PolicyDocument"]["Statement"]
-        if "secretsmanager" in str(statement["Action"])
-    ]
+    return [statement for statement in statements(template)
+            if "secretsmanager" in str(statement["Action"])]
 
 
 # --- the default: JWTs from the stack's own Cognito user pool ---------------------------
@@ -79,8 +64,8 @@ def test_default_is_a_cognito_pool_for_machine_clients(template: Template) -> No
 
 
 def test_both_bindings_check_tokens_of_that_pool(template: Template) -> None:
-    pool = _logical_id(template, "AWS::Cognito::UserPool")
-    client = _logical_id(template, "AWS::Cognito::UserPoolClient")
+    pool = logical_id(template, "AWS::Cognito::UserPool")
+    client = logical_id(template, "AWS::Cognito::UserPoolClient")
     issuer = {"Fn::Join": ["", ["https://cognito-idp.us-east-1.amazonaws.com/", {"Ref": pool}]]}
     environments = _environments(template)
     assert len(environments) == 2
@@ -106,7 +91,7 @@ def test_api_keys_live_in_a_secret_both_bindings_read(
         empty_bundle, tmp_path, **{"a2a:auth": "apiKey", "a2a:apiKeyHeader": "x-agent-key"}
     )
     template.resource_count_is("AWS::Cognito::UserPool", 0)
-    secret = _logical_id(template, "AWS::SecretsManager::Secret")
+    secret = logical_id(template, "AWS::SecretsManager::Secret")
     for environment in _environments(template):
         assert environment[ENV.API_KEYS_SECRET] == {"Ref": secret}
         assert environment[ENV.API_KEY_HEADER] == "x-agent-key"

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +27,15 @@ from infra.push import (
 from infra.push_filter import PUSH_FILTER_PATTERN
 from infra.sweeper import SWEEPER_HANDLER
 from infra.worker import WORKER_HANDLER
-
-Synth = Callable[..., tuple[Any, Template, Path]]
+from tests.support.template import (
+    as_list,
+    environments,
+    lambda_function,
+    logical_id,
+    role_of,
+    statements,
+    tls_only_queues,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -37,22 +43,14 @@ _PUSH_ENVIRONMENT = {ENV.PUSH_NOTIFICATIONS: "true", ENV.PUSH_DELIVERY: STREAM}
 _STREAM_READ = {"dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"}
 
 
-def _function(template: Template, handler: str) -> tuple[str, dict[str, Any]]:
-    (found,) = [(key, resource["Properties"])
-                for key, resource in template.find_resources("AWS::Lambda::Function").items()
-                if resource["Properties"]["Handler"] == handler]
-    return found
-
-
 def _table_id(template: Template) -> str:
-    (table_id,) = template.find_resources("AWS::DynamoDB::Table")
-    return table_id
+    return logical_id(template, "AWS::DynamoDB::Table")
 
 
 def _push_queues(template: Template) -> tuple[str, str]:
     """(dead-letter queue id, failed-batches queue id): what the dispatcher's environment and
     its mapping's on-failure destination name."""
-    _, dispatcher = _function(template, PUSH_HANDLER)
+    _, dispatcher = lambda_function(template, PUSH_HANDLER)
     dlq_id: str = dispatcher["Environment"]["Variables"][ENV.PUSH_DLQ_URL]["Ref"]
     (mapping,) = _push_mappings(template)
     failed_id: str = mapping["DestinationConfig"]["OnFailure"]["Destination"]["Fn::GetAtt"][0]
@@ -66,39 +64,11 @@ def _push_mappings(template: Template) -> list[dict[str, Any]]:
                 "Fn::GetAtt": [_table_id(template), "StreamArn"]}]
 
 
-def _environments(template: Template) -> dict[str, dict[str, Any]]:
-    """Every process's environment: by handler for the functions, `container` for gRPC."""
-    environments = {
-        resource["Properties"]["Handler"]: dict(resource["Properties"]["Environment"]["Variables"])
-        for resource in template.find_resources("AWS::Lambda::Function").values()
-    }
-    for task in template.find_resources("AWS::ECS::TaskDefinition").values():
-        (container,) = task["Properties"]["ContainerDefinitions"]
-        environments["container"] = {e["Name"]: e["Value"] for e in container["Environment"]}
-    return environments
-
-
-def _statements(template: Template, role_id: str) -> list[dict[str, Any]]:
-    return [statement
-            for policy in template.find_resources("AWS::IAM::Policy").values()
-            if {"Ref": role_id} in policy["Properties"]["Roles"]
-            for statement in policy["Properties"]["PolicyDocument"]["Statement"]]
-
-
-def _as_list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else [value]
-
-
-def _role_of(function: dict[str, Any]) -> str:
-    role: str = function["Role"]["Fn::GetAtt"][0]
-    return role
-
-
 # --- the dispatcher and its mapping ------------------------------------------------------
 
 
 def test_the_dispatcher_is_a_bundle_function_outside_any_vpc(push_template: Template) -> None:
-    _, dispatcher = _function(push_template, PUSH_HANDLER)
+    _, dispatcher = lambda_function(push_template, PUSH_HANDLER)
     assert dispatcher["Architectures"] == ["arm64"] and dispatcher["Runtime"] == "python3.13"
     assert dispatcher["Timeout"] == DISPATCHER_TIMEOUT_SECONDS == 300
     assert dispatcher["TracingConfig"] == {"Mode": "Active"}
@@ -122,7 +92,7 @@ def test_the_dispatcher_is_a_bundle_function_outside_any_vpc(push_template: Temp
 def test_the_stream_mapping_filters_event_inserts_and_fails_records_singly(
     push_template: Template,
 ) -> None:
-    dispatcher_id, _ = _function(push_template, PUSH_HANDLER)
+    dispatcher_id, _ = lambda_function(push_template, PUSH_HANDLER)
     _, failed_id = _push_queues(push_template)
     (mapping,) = _push_mappings(push_template)
     assert mapping["FunctionName"] == {"Ref": dispatcher_id}
@@ -162,23 +132,23 @@ def test_the_push_settings_reach_processes_only_once_the_mapping_exists(
 
 
 def test_every_process_gets_the_push_settings(push_template: Template) -> None:
-    environments = _environments(push_template)
-    assert set(environments) == {HANDLER, WORKER_HANDLER, SWEEPER_HANDLER, PUSH_HANDLER,
-                                 "container"}
-    for name, environment in environments.items():
+    processes = environments(push_template)
+    assert set(processes) == {HANDLER, WORKER_HANDLER, SWEEPER_HANDLER, PUSH_HANDLER,
+                              "container"}
+    for name, environment in processes.items():
         assert {k: environment.get(k) for k in _PUSH_ENVIRONMENT} == _PUSH_ENVIRONMENT, name
         # On AWS nothing loosens the SSRF guard.
         assert ENV.PUSH_ALLOW_HTTP not in environment, name
         assert ENV.PUSH_ALLOW_CIDRS not in environment, name
     # Only the dispatcher writes dead letters.
-    assert [n for n, e in environments.items() if ENV.PUSH_DLQ_URL in e] == [PUSH_HANDLER]
+    assert [n for n, e in processes.items() if ENV.PUSH_DLQ_URL in e] == [PUSH_HANDLER]
 
 
 def test_without_push_there_is_no_dispatcher_and_no_push_setting(template: Template) -> None:
     assert PUSH_HANDLER not in {r["Properties"]["Handler"] for r in
                                 template.find_resources("AWS::Lambda::Function").values()}
     assert _push_mappings(template) == []
-    for name, environment in _environments(template).items():
+    for name, environment in environments(template).items():
         assert [k for k in environment if k.startswith("A2A_PUSH_")] == [], name
     assert not {"PushDeadLetterQueueUrl", "PushFailedBatchesQueueUrl"} & set(
         template.find_outputs("*"))
@@ -198,19 +168,13 @@ def test_the_push_queues_are_encrypted_tls_only_and_keep_14_days(
     for queue_id in queue_ids:
         assert queues[queue_id]["Properties"]["SqsManagedSseEnabled"] is True
         assert queues[queue_id]["Properties"]["MessageRetentionPeriod"] == 14 * 86400
-    secured = {queue["Ref"] for policy in push_template.find_resources(
-                   "AWS::SQS::QueuePolicy").values()
-               for queue in policy["Properties"]["Queues"]
-               for statement in policy["Properties"]["PolicyDocument"]["Statement"]
-               if statement["Effect"] == "Deny"
-               and statement["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}}
-    assert queue_ids <= secured
+    assert queue_ids <= tls_only_queues(push_template)
     assert {"PushDeadLetterQueueUrl", "PushFailedBatchesQueueUrl"} <= set(
         push_template.find_outputs("*"))
 
 
 def test_push_alarms(push_template: Template) -> None:
-    dispatcher_id, _ = _function(push_template, PUSH_HANDLER)
+    dispatcher_id, _ = lambda_function(push_template, PUSH_HANDLER)
     dlq_id, failed_id = _push_queues(push_template)
     (topic_id,) = push_template.find_resources("AWS::SNS::Topic")
     common = {"AlarmActions": [{"Ref": topic_id}], "EvaluationPeriods": 1,
@@ -245,14 +209,14 @@ def test_push_alarms(push_template: Template) -> None:
 def test_the_dispatcher_only_reads_the_table_and_sends_to_its_queues(
     push_template: Template,
 ) -> None:
-    _, dispatcher = _function(push_template, PUSH_HANDLER)
+    _, dispatcher = lambda_function(push_template, PUSH_HANDLER)
     table_id = _table_id(push_template)
     dlq_id, failed_id = _push_queues(push_template)
     granted: dict[str, list[Any]] = {}
-    for statement in _statements(push_template, _role_of(dispatcher)):
+    for statement in statements(push_template, role_of(dispatcher)):
         assert statement["Effect"] == "Allow"
-        for action in _as_list(statement["Action"]):
-            granted.setdefault(action, []).extend(_as_list(statement["Resource"]))
+        for action in as_list(statement["Action"]):
+            granted.setdefault(action, []).extend(as_list(statement["Resource"]))
     table_arn = {"Fn::GetAtt": [table_id, "Arn"]}
     assert sorted(READ_ACTIONS) == ["dynamodb:GetItem", "dynamodb:Query"]
     assert {action: granted[action] for action in READ_ACTIONS} == {
@@ -266,7 +230,7 @@ def test_the_dispatcher_only_reads_the_table_and_sends_to_its_queues(
                             "sqs:SendMessage", "xray:PutTraceSegments",
                             "xray:PutTelemetryRecords"}
     (role,) = [r for key, r in push_template.find_resources("AWS::IAM::Role").items()
-               if key == _role_of(dispatcher)]
+               if key == role_of(dispatcher)]
     (managed,) = role["Properties"]["ManagedPolicyArns"]
     assert "AWSLambdaBasicExecutionRole" in json.dumps(managed)
 
@@ -275,10 +239,10 @@ def test_the_other_processes_need_no_new_permission(
     template: Template, push_template: Template,
 ) -> None:
     def actions(of: Template, handler: str) -> list[tuple[str, str]]:
-        _, function = _function(of, handler)
+        _, function = lambda_function(of, handler)
         return sorted((action, json.dumps(statement["Resource"], sort_keys=True))
-                      for statement in _statements(of, _role_of(function))
-                      for action in _as_list(statement["Action"]))
+                      for statement in statements(of, role_of(function))
+                      for action in as_list(statement["Action"]))
 
     for handler in (HANDLER, WORKER_HANDLER, SWEEPER_HANDLER):
         assert actions(push_template, handler) == actions(template, handler), handler

@@ -3,7 +3,6 @@ functions, least-privilege queue grants, the settings each function gets, the DL
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +14,16 @@ from infra.config import ConfigError, DeployConfig
 from infra.jsonrpc_api import HANDLER
 from infra.sweeper import SWEEPER_HANDLER
 from infra.worker import VISIBILITY_MARGIN_SECONDS, WORKER_HANDLER
-
-Synth = Callable[..., tuple[Any, Template, Path]]
+from tests.support.template import (
+    CONTAINER,
+    Synth,
+    actions_of,
+    environments,
+    lambda_function,
+    role_of,
+    task_role,
+    tls_only_queues,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -34,33 +41,8 @@ def _queues(template: Template) -> tuple[str, dict[str, Any], str, dict[str, Any
     return task_id, queues[task_id]["Properties"], dlq_id, queues[dlq_id]["Properties"]
 
 
-def _function(template: Template, handler: str) -> tuple[str, dict[str, Any]]:
-    (found,) = [(key, resource["Properties"])
-                for key, resource in template.find_resources("AWS::Lambda::Function").items()
-                if resource["Properties"]["Handler"] == handler]
-    return found
-
-
-def _actions_of(template: Template, role_id: str, prefix: str) -> set[str]:
-    actions: set[str] = set()
-    for policy in template.find_resources("AWS::IAM::Policy").values():
-        if {"Ref": role_id} not in policy["Properties"]["Roles"]:
-            continue
-        for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
-            listed = statement["Action"]
-            for action in listed if isinstance(listed, list) else [listed]:
-                if action.startswith(prefix):
-                    actions.add(action)
-    return actions
-
-
-def _role_of(function: dict[str, Any]) -> str:
-    role: str = function["Role"]["Fn::GetAtt"][0]
-    return role
-
-
 def test_the_queue_has_a_dead_letter_queue_encryption_and_tls(template: Template) -> None:
-    _, worker = _function(template, WORKER_HANDLER)
+    _, worker = lambda_function(template, WORKER_HANDLER)
     task_id, task, dlq_id, dlq = _queues(template)
     assert task["RedrivePolicy"] == {
         "deadLetterTargetArn": {"Fn::GetAtt": [dlq_id, "Arn"]}, "maxReceiveCount": 3}
@@ -70,20 +52,14 @@ def test_the_queue_has_a_dead_letter_queue_encryption_and_tls(template: Template
     for queue in (task, dlq):
         assert queue["SqsManagedSseEnabled"] is True
     assert dlq["MessageRetentionPeriod"] == 14 * 86400
-    policies = template.find_resources("AWS::SQS::QueuePolicy")
-    secured = {queue["Ref"] for policy in policies.values()
-               for queue in policy["Properties"]["Queues"]
-               for statement in policy["Properties"]["PolicyDocument"]["Statement"]
-               if statement["Effect"] == "Deny"
-               and statement["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}}
-    assert secured == {task_id, dlq_id}
+    assert tls_only_queues(template) == {task_id, dlq_id}
 
 
 def test_the_worker_consumes_one_record_at_a_time_with_partial_failures(
     template: Template
 ) -> None:
     task_id, _, _, _ = _queues(template)
-    worker_id, worker = _function(template, WORKER_HANDLER)
+    worker_id, worker = lambda_function(template, WORKER_HANDLER)
     assert worker["Architectures"] == ["arm64"] and worker["Runtime"] == "python3.13"
     template.has_resource_properties("AWS::Lambda::EventSourceMapping", {
         "FunctionName": {"Ref": worker_id},
@@ -100,7 +76,7 @@ def test_the_worker_consumes_one_record_at_a_time_with_partial_failures(
 
 
 def test_the_sweeper_runs_every_minute(template: Template) -> None:
-    sweeper_id, sweeper = _function(template, SWEEPER_HANDLER)
+    sweeper_id, sweeper = lambda_function(template, SWEEPER_HANDLER)
     assert set(sweeper["Environment"]["Variables"]) == {ENV.TABLE}
     template.has_resource_properties("AWS::Events::Rule", {
         "ScheduleExpression": "rate(1 minute)",
@@ -113,16 +89,14 @@ def test_the_sweeper_runs_every_minute(template: Template) -> None:
 
 
 def test_queue_grants_are_least_privilege(template: Template) -> None:
-    _, front = _function(template, HANDLER)
-    _, worker = _function(template, WORKER_HANDLER)
-    _, sweeper = _function(template, SWEEPER_HANDLER)
-    assert _actions_of(template, _role_of(front), "sqs:") == _SEND
-    assert _actions_of(template, _role_of(worker), "sqs:") == _CONSUME
-    assert _actions_of(template, _role_of(sweeper), "sqs:") == set()
+    _, front = lambda_function(template, HANDLER)
+    _, worker = lambda_function(template, WORKER_HANDLER)
+    _, sweeper = lambda_function(template, SWEEPER_HANDLER)
+    assert actions_of(template, role_of(front), "sqs:") == _SEND
+    assert actions_of(template, role_of(worker), "sqs:") == _CONSUME
+    assert actions_of(template, role_of(sweeper), "sqs:") == set()
     # The gRPC container runs inline by default: no queue access.
-    (task_definition,) = template.find_resources("AWS::ECS::TaskDefinition").values()
-    task_role = task_definition["Properties"]["TaskRoleArn"]["Fn::GetAtt"][0]
-    assert _actions_of(template, task_role, "sqs:") == set()
+    assert actions_of(template, task_role(template), "sqs:") == set()
 
 
 def test_the_dead_letter_queue_has_an_alarm(template: Template) -> None:
@@ -142,12 +116,12 @@ def test_inline_context_deploys_no_queue_but_keeps_the_sweeper(
 ) -> None:
     _, template, _ = synth(empty_bundle, tmp_path, **{"a2a:execution": "inline"})
     template.resource_count_is("AWS::SQS::Queue", 0)
-    _, front = _function(template, HANDLER)
+    _, front = lambda_function(template, HANDLER)
     assert ENV.EXECUTION not in front["Environment"]["Variables"]
     assert [r["Properties"]["Handler"]
             for r in template.find_resources("AWS::Lambda::Function").values()
             if r["Properties"]["Handler"] == WORKER_HANDLER] == []
-    _function(template, SWEEPER_HANDLER)
+    lambda_function(template, SWEEPER_HANDLER)
 
 
 def test_the_container_may_enqueue(synth: Synth, empty_bundle: Path, tmp_path: Path) -> None:
@@ -156,17 +130,14 @@ def test_the_container_may_enqueue(synth: Synth, empty_bundle: Path, tmp_path: P
                                                       "a2a:workerTimeoutSeconds": "300"})
     task_id, task, _, _ = _queues(template)
     assert task["VisibilityTimeout"] == 300 + VISIBILITY_MARGIN_SECONDS
-    (task_definition,) = template.find_resources("AWS::ECS::TaskDefinition").values()
-    (container,) = task_definition["Properties"]["ContainerDefinitions"]
-    environment = {item["Name"]: item["Value"] for item in container["Environment"]}
+    environment = environments(template)[CONTAINER]
     assert environment[ENV.EXECUTION] == "queue"
     assert environment[ENV.QUEUE_URL] == {"Ref": task_id}
     # Three receives of 330 s each, plus a minute: then a queued task counts as lost.
     assert environment[ENV.QUEUE_GRACE_SECONDS] == str(3 * 330 + 60)
-    task_role = task_definition["Properties"]["TaskRoleArn"]["Fn::GetAtt"][0]
-    assert _actions_of(template, task_role, "sqs:") == _SEND
-    _, front = _function(template, HANDLER)
-    assert _actions_of(template, _role_of(front), "sqs:") == set()
+    assert actions_of(template, task_role(template), "sqs:") == _SEND
+    _, front = lambda_function(template, HANDLER)
+    assert actions_of(template, role_of(front), "sqs:") == set()
 
 
 @pytest.mark.parametrize(("key", "value"), [

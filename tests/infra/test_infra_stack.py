@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,31 +24,10 @@ from infra.config import ConfigError, DeployConfig
 from infra.grpc_service import GRPC_HEALTH_CHECK_PATH, HTTPS_PORT
 from infra.jsonrpc_api import ALIAS, HANDLER
 from infra.table import DATA_ACTIONS, INDEX_ACTIONS
-
-Synth = Callable[..., tuple[Any, Template, Path]]
+from tests.support.template import Synth, as_list, lambda_function, logical_id, only, statements
 
 # The CDK synthesizes through its node process (jsii).
 pytestmark = pytest.mark.slow
-
-
-def _only(template: Template, resource_type: str) -> dict[str, Any]:
-    (resource,) = template.find_resources(resource_type).values()
-    return dict(resource)
-
-
-def _logical_id(template: Template, resource_type: str,
-                where: Callable[[dict[str, Any]], bool] = lambda _: True) -> str:
-    (logical_id,) = [key for key, resource in template.find_resources(resource_type).items()
-                     if where(resource)]
-    return logical_id
-
-
-def _function(template: Template, handler: str) -> dict[str, Any]:
-    """The properties of the one function with this handler."""
-    (function,) = [resource["Properties"]
-                   for resource in template.find_resources("AWS::Lambda::Function").values()
-                   if resource["Properties"]["Handler"] == handler]
-    return dict(function)
 
 
 def _is_task_queue(resource: dict[str, Any]) -> bool:
@@ -81,7 +59,7 @@ def test_table_matches_the_store_definition(template: Template) -> None:
         {"AttributeName": LIST_INDEX_PK, "KeyType": "HASH"},
         {"AttributeName": LIST_INDEX_SK, "KeyType": "RANGE"},
     ]
-    assert _only(template, "AWS::DynamoDB::Table")["DeletionPolicy"] == "Retain"
+    assert only(template, "AWS::DynamoDB::Table")["DeletionPolicy"] == "Retain"
 
 
 # --- JSON-RPC Lambda and API -------------------------------------------------------------
@@ -101,13 +79,13 @@ def test_lambda_is_arm64_python_313_with_settings_from_env_names(
                 "Variables": Match.object_like(
                     {
                         ENV.AGENT: cdk_context.get("a2a:agent", Settings.agent),
-                        ENV.TABLE: {"Ref": _logical_id(template, "AWS::DynamoDB::Table")},
+                        ENV.TABLE: {"Ref": logical_id(template, "AWS::DynamoDB::Table")},
                         ENV.ALLOW_ANONYMOUS: "false",
                         ENV.STREAM_BUDGET_SECONDS: "20",
                         ENV.PUBLIC_URL: Match.any_value(),
                         ENV.GRPC_ADDRESS: Match.any_value(),
                         ENV.EXECUTION: "queue",
-                        ENV.QUEUE_URL: {"Ref": _logical_id(template, "AWS::SQS::Queue",
+                        ENV.QUEUE_URL: {"Ref": logical_id(template, "AWS::SQS::Queue",
                                                            _is_task_queue)},
                         ENV.LEASE_SECONDS: "30",
                     }
@@ -115,7 +93,7 @@ def test_lambda_is_arm64_python_313_with_settings_from_env_names(
             },
         },
     )
-    function = _function(template, HANDLER)
+    _, function = lambda_function(template, HANDLER)
     # The function must outlive the stream budget and end before API Gateway's 30 s.
     assert 20 < function["Timeout"] < 30
 
@@ -138,18 +116,17 @@ def test_http_api_and_function_url_front_the_lambda(template: Template) -> None:
 def test_snapstart_on_published_versions_and_callers_reach_the_alias(
     template: Template,
 ) -> None:
-    function_id = _logical_id(template, "AWS::Lambda::Function",
-                              lambda r: r["Properties"].get("Handler") == HANDLER)
-    assert _function(template, HANDLER)["SnapStart"] == {"ApplyOn": "PublishedVersions"}
+    function_id, function = lambda_function(template, HANDLER)
+    assert function["SnapStart"] == {"ApplyOn": "PublishedVersions"}
     # Only the JSON-RPC function: the worker and the sweeper run without SnapStart.
     others = [r["Properties"] for r in template.find_resources("AWS::Lambda::Function").values()
               if r["Properties"].get("Handler") != HANDLER]
     assert others and not any("SnapStart" in p for p in others)
-    version_id = _logical_id(template, "AWS::Lambda::Version")
+    version_id = logical_id(template, "AWS::Lambda::Version")
     template.has_resource_properties(
         "AWS::Lambda::Version", {"FunctionName": {"Ref": function_id}}
     )
-    alias_id = _logical_id(template, "AWS::Lambda::Alias")
+    alias_id = logical_id(template, "AWS::Lambda::Alias")
     template.has_resource_properties(
         "AWS::Lambda::Alias",
         {
@@ -159,9 +136,9 @@ def test_snapstart_on_published_versions_and_callers_reach_the_alias(
         },
     )
     # SnapStart never applies to $LATEST: the API and the URL must invoke the alias.
-    integration = _only(template, "AWS::ApiGatewayV2::Integration")["Properties"]
+    integration = only(template, "AWS::ApiGatewayV2::Integration")["Properties"]
     assert integration["IntegrationUri"] == {"Ref": alias_id}
-    url = _only(template, "AWS::Lambda::Url")["Properties"]
+    url = only(template, "AWS::Lambda::Url")["Properties"]
     assert url["TargetFunctionArn"] == {"Fn::GetAtt": [function_id, "Arn"]}
     assert url["Qualifier"] == ALIAS
 
@@ -172,8 +149,8 @@ def test_snapstart_on_published_versions_and_callers_reach_the_alias(
 def test_grpc_target_group_sits_behind_an_https_listener(
     template: Template, cdk_context: dict[str, Any]
 ) -> None:
-    group_id = _logical_id(template, "AWS::ElasticLoadBalancingV2::TargetGroup")
-    group = _only(template, "AWS::ElasticLoadBalancingV2::TargetGroup")["Properties"]
+    group_id = logical_id(template, "AWS::ElasticLoadBalancingV2::TargetGroup")
+    group = only(template, "AWS::ElasticLoadBalancingV2::TargetGroup")["Properties"]
     assert group["ProtocolVersion"] == "GRPC"
     assert group["Port"] == Settings.grpc_port
     assert group["TargetType"] == "ip"
@@ -233,25 +210,17 @@ def test_fargate_service_runs_arm64_non_public(
 
 
 def _table_statements(template: Template) -> list[dict[str, Any]]:
-    return [
-        statement
-        for policy in template.find_resources("AWS::IAM::Policy").values()
-        for statement in policy["Properties"]["PolicyDocument"]["Statement"]
-        if any(str(a).startswith("dynamodb:") for a in _as_list(statement["Action"]))
-    ]
-
-
-def _as_list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else [value]
+    return [statement for statement in statements(template)
+            if any(str(a).startswith("dynamodb:") for a in as_list(statement["Action"]))]
 
 
 def _index_arn(template: Template, index: str) -> dict[str, Any]:
-    table_arn = {"Fn::GetAtt": [_logical_id(template, "AWS::DynamoDB::Table"), "Arn"]}
+    table_arn = {"Fn::GetAtt": [logical_id(template, "AWS::DynamoDB::Table"), "Arn"]}
     return {"Fn::Join": ["", [table_arn, f"/index/{index}"]]}
 
 
-def test_table_grants_name_the_table_and_its_indexes_only(template: Template) -> None:
-    table_id = _logical_id(template, "AWS::DynamoDB::Table")
+def test_table_grants_name_the_table_and_its_indexesonly(template: Template) -> None:
+    table_id = logical_id(template, "AWS::DynamoDB::Table")
     table_arn = {"Fn::GetAtt": [table_id, "Arn"]}
     statements = _table_statements(template)
     # The table for each of the four roles (JSON-RPC, worker, sweeper, ECS task); indexes
@@ -260,8 +229,8 @@ def test_table_grants_name_the_table_and_its_indexes_only(template: Template) ->
     index_grants = []
     for statement in statements:
         assert statement["Effect"] == "Allow"
-        actions = sorted(_as_list(statement["Action"]))
-        resources = _as_list(statement["Resource"])
+        actions = sorted(as_list(statement["Action"]))
+        resources = as_list(statement["Resource"])
         if resources == [table_arn]:
             assert actions == sorted(DATA_ACTIONS)
         else:

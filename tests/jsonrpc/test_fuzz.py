@@ -40,6 +40,7 @@ from a2akit.store.base import Scope, TaskQuery
 from a2akit.store.memory import MemoryStore
 from tests.jsonrpc.client import V1, Client, serve
 from tests.support.harness import ANON
+from tests.support.messages import user_message
 
 TENANT = "fuzz-tenant"
 HOOK = "https://93.184.216.34/hook"
@@ -216,17 +217,13 @@ json_values = st.recursive(
 request_ids = st.one_of(st.integers(-(2**53), 2**53), st.text(max_size=20))
 
 
-def _message(text: str = "hi") -> dict[str, Any]:
-    return {"messageId": "fuzz-message", "role": "ROLE_USER", "parts": [{"text": text}]}
-
-
 # One valid params object per method; the fuzz varies one field at a time.
 BASES: dict[str, dict[str, Any]] = {
-    "SendMessage": {"message": _message(), "metadata": {"k": "v"},
+    "SendMessage": {"message": user_message("hi", "fuzz-message"), "metadata": {"k": "v"},
                     "configuration": {"acceptedOutputModes": ["text/plain"],
                                       "historyLength": 3, "returnImmediately": False,
                                       "taskPushNotificationConfig": {"url": HOOK}}},
-    "SendStreamingMessage": {"message": _message()},
+    "SendStreamingMessage": {"message": user_message("hi", "fuzz-message")},
     "GetTask": {"id": "t-1", "historyLength": 2, "tenant": TENANT},
     "ListTasks": {"contextId": "c-1", "status": "TASK_STATE_COMPLETED", "pageSize": 10,
                   "historyLength": 1, "includeArtifacts": True,

@@ -31,6 +31,7 @@ from a2akit.store.base import Scope, TaskQuery
 from handlers.jsonrpc_app import create_app
 from tests.push.conftest import DeadLetterQueue
 from tests.support.harness import grpc_server, memory_operations
+from tests.support.messages import send_params
 from tests.support.webhooks import Received, Receiver, Reply
 
 pytestmark = pytest.mark.anyio
@@ -88,15 +89,6 @@ def hook() -> Iterator[Receiver]:
 def _config(hook: Receiver, **fields: Any) -> dict[str, Any]:
     return {"url": hook.url(), "token": "notify-token",
             "authentication": {"scheme": "Bearer", "credentials": "webhook-secret"}, **fields}
-
-
-def _send_params(text: str, config: dict[str, Any] | None,
-                 return_immediately: bool = False) -> dict[str, Any]:
-    configuration: dict[str, Any] = {"returnImmediately": return_immediately}
-    if config is not None:
-        configuration["taskPushNotificationConfig"] = config
-    return {"message": {"messageId": f"m-{id(config)}-{text}", "role": "ROLE_USER",
-                        "parts": [{"text": text}]}, "configuration": configuration}
 
 
 @contextlib.asynccontextmanager
@@ -161,7 +153,8 @@ def _bodies(received: list[Received]) -> list[dict[str, Any]]:
 async def test_every_event_of_a_streaming_agent_arrives_in_order(
         make: Make, binding: str, hook: Receiver) -> None:
     ops = make(_Quick(), PUSH)
-    task_id = await _send(binding, ops, _send_params("one two three four", _config(hook)))
+    params = send_params("one two three four", push_config=_config(hook))
+    task_id = await _send(binding, ops, params)
     await _settled(ops)
     expected = await _stored_events(ops, task_id)
     received = hook.requests
@@ -184,10 +177,9 @@ async def test_a_resend_with_another_push_config_is_a_new_task_whose_webhook_is_
     # with a push config is not a retry of the request without one (a conformance suite
     # reuses message ids this way, then waits for the webhook).
     ops = make(_Quick(), PUSH)
-    plain = _send_params("one two", None)
+    plain = send_params("one two", message_id="resent")
     first = await _send(binding, ops, plain)
-    configured = {**plain, "configuration": {**plain["configuration"],
-                                              "taskPushNotificationConfig": _config(hook)}}
+    configured = send_params("one two", message_id="resent", push_config=_config(hook))
     second = await _send(binding, ops, configured)
     assert second != first
     assert await _send(binding, ops, configured) == second  # a true repeat is a duplicate
@@ -200,7 +192,7 @@ async def test_a_config_created_later_gets_the_events_written_after_it(
     agent = _Gated()
     ops = make(agent, PUSH)
     async with _jsonrpc(ops) as client:
-        task = (await _call(client, "SendMessage", _send_params("x", None, True)))["task"]
+        task = (await _call(client, "SendMessage", send_params("x", immediately=True)))["task"]
         await _reached(client, task["id"], "TASK_STATE_WORKING")
         await _settled(ops)  # the events so far were dispatched (to no config)
         await _call(client, "CreateTaskPushNotificationConfig",
@@ -218,8 +210,8 @@ async def test_a_config_deleted_mid_task_receives_nothing_after_the_delete(
     agent = _Gated()
     ops = make(agent, PUSH)
     async with _jsonrpc(ops) as client:
-        task = (await _call(client, "SendMessage",
-                            _send_params("x", _config(hook, id="doomed"), True)))["task"]
+        params = send_params("x", immediately=True, push_config=_config(hook, id="doomed"))
+        task = (await _call(client, "SendMessage", params))["task"]
         before = await _arrived(hook, 2)  # the task, then WORKING
         await _call(client, "DeleteTaskPushNotificationConfig",
                     {"taskId": task["id"], "id": "doomed"})
@@ -234,7 +226,7 @@ async def test_a_5xx_is_retried_and_the_event_still_arrives_in_order(
         make: Make, hook: Receiver) -> None:
     hook.plan(503, 200)  # the first event needs two attempts
     ops = make(_Quick(), PUSH)
-    task_id = await _send("jsonrpc", ops, _send_params("one two", _config(hook)))
+    task_id = await _send("jsonrpc", ops, send_params("one two", push_config=_config(hook)))
     await _settled(ops)
     expected = await _stored_events(ops, task_id)
     assert _bodies(hook.requests) == [expected[0], *expected]
@@ -247,7 +239,8 @@ async def test_a_webhook_that_keeps_failing_goes_to_the_dead_letter_queue_and_la
                                    sqs_endpoint=dead_letters.endpoint)
     hook.plan(503, 503, 503)  # every attempt at the first event
     ops = make(_Quick(), settings)
-    task_id = await _send("jsonrpc", ops, _send_params("one", _config(hook, id="cfg-1")))
+    params = send_params("one", push_config=_config(hook, id="cfg-1"))
+    task_id = await _send("jsonrpc", ops, params)
     await _settled(ops)
     expected = await _stored_events(ops, task_id)
     # Three attempts at the first event, then every later event once.
@@ -275,8 +268,8 @@ async def test_a_4xx_is_not_retried_and_does_not_hold_up_another_webhook(
     with Receiver(default=Reply(400)) as broken:
         ops = make(agent, PUSH)
         async with _jsonrpc(ops) as client:
-            task = (await _call(client, "SendMessage",
-                                _send_params("x", _config(broken), True)))["task"]
+            params = send_params("x", immediately=True, push_config=_config(broken))
+            task = (await _call(client, "SendMessage", params))["task"]
             await _reached(client, task["id"], "TASK_STATE_WORKING")
             await _call(client, "CreateTaskPushNotificationConfig",
                         {"taskId": task["id"], **_config(hook, id="good")})
@@ -296,7 +289,8 @@ async def test_a_4xx_is_not_retried_and_does_not_hold_up_another_webhook(
 @pytest.mark.parametrize("binding", ["jsonrpc", "grpc"])
 async def test_configs_per_task_are_capped(make: Make, binding: str, hook: Receiver) -> None:
     ops = make(_Gated(), dataclasses.replace(PUSH, push_max_configs=2))
-    task_id = await _send(binding, ops, _send_params("x", _config(hook, id="a"), True))
+    params = send_params("x", immediately=True, push_config=_config(hook, id="a"))
+    task_id = await _send(binding, ops, params)
     params = {"taskId": task_id, **_config(hook, id="b")}
     if binding == "jsonrpc":
         async with _jsonrpc(ops) as client:
@@ -327,8 +321,8 @@ async def test_a_receiver_down_for_longer_than_the_attempts(
                                           sqs_endpoint=dead_letters.endpoint))
     hook.down()
     async with _jsonrpc(ops) as client:
-        task = (await _call(client, "SendMessage",
-                            _send_params("x", _config(hook, id="cfg-down"), True)))["task"]
+        params = send_params("x", immediately=True, push_config=_config(hook, id="cfg-down"))
+        task = (await _call(client, "SendMessage", params))["task"]
         await _settled(ops)  # every attempt at the events so far has failed
         lost = dead_letters.records()
         hook.start()
@@ -351,7 +345,7 @@ async def test_a_webhook_the_guard_refuses_is_invalid_params_on_both_bindings(
         make: Make, binding: str, url: str) -> None:
     """Without the development settings: the error the spec names, and nothing stored."""
     ops = make(_Gated(), dataclasses.replace(PUSH, push_allow_http=False, push_allow_cidrs=()))
-    params = _send_params("x", {"url": url})
+    params = send_params("x", push_config={"url": url})
     if binding == "jsonrpc":
         async with _jsonrpc(ops) as client:
             reply = await client.post("/", headers=V1, json={

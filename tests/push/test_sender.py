@@ -27,8 +27,10 @@ pytestmark = pytest.mark.anyio
 
 LOOPBACK = (ipaddress.ip_network("127.0.0.1/32"),)
 POLICY = Policy(allow_http=True, allowed_networks=LOOPBACK)
+# A generous request timeout: a loaded CI machine must not turn a 4xx into a timed-out
+# attempt (the timeout tests set their own).
 FAST = RetryPolicy(attempts=3, backoff_seconds=0.01, backoff_cap_seconds=0.05,
-                   timeout_seconds=0.5)
+                   timeout_seconds=5.0)
 BODY = b'{"statusUpdate":{"taskId":"t-1","status":{"state":"TASK_STATE_COMPLETED"}}}'
 
 
@@ -137,7 +139,7 @@ async def test_backoff_doubles_with_full_jitter_up_to_the_cap(
         receiver: Receiver, make: Callable[..., Sender]) -> None:
     receiver.plan(500, 502, 504, 500, 200)
     sender = make(RetryPolicy(attempts=5, backoff_seconds=0.01, backoff_cap_seconds=0.03,
-                              timeout_seconds=0.5))
+                              timeout_seconds=5.0))
     assert await sender.deliver(config(receiver.url()), BODY) == Delivered(5, 200)
     assert slept(sender) == [0.01, 0.02, 0.03, 0.03]
 
@@ -152,7 +154,7 @@ async def test_429_honours_retry_after(receiver: Receiver, make: Callable[..., S
                                        retry_after: str | None, low: float, high: float) -> None:
     receiver.plan(Reply(429, retry_after=retry_after), 200)
     sender = make(RetryPolicy(attempts=2, backoff_seconds=0.01, backoff_cap_seconds=30.0,
-                              timeout_seconds=0.5))
+                              timeout_seconds=5.0))
     assert await sender.deliver(config(receiver.url()), BODY) == Delivered(2, 200)
     [wait] = slept(sender)
     assert low <= wait <= high
@@ -162,7 +164,7 @@ async def test_retry_after_as_an_http_date(receiver: Receiver,
                                            make: Callable[..., Sender]) -> None:
     receiver.plan(Reply(503, retry_after=email.utils.formatdate(time.time() + 20, usegmt=True)))
     sender = make(RetryPolicy(attempts=2, backoff_seconds=0.01, backoff_cap_seconds=30.0,
-                              timeout_seconds=0.5))
+                              timeout_seconds=5.0))
     assert await sender.deliver(config(receiver.url()), BODY) == Delivered(2, 200)
     [wait] = slept(sender)
     assert 15.0 < wait <= 20.0
@@ -259,7 +261,7 @@ async def test_a_deadline_shorter_than_the_backoff_fails_without_waiting(
         receiver: Receiver, make: Callable[..., Sender]) -> None:
     receiver.plan(503)
     sender = make(RetryPolicy(attempts=5, backoff_seconds=10.0, backoff_cap_seconds=10.0,
-                              timeout_seconds=0.5))
+                              timeout_seconds=5.0))
     deadline = asyncio.get_running_loop().time() + 2.0
     outcome = await sender.deliver(config(receiver.url()), BODY, deadline=deadline)
     assert isinstance(outcome, Failed)

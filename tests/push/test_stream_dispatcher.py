@@ -29,8 +29,9 @@ from a2akit.store.dynamodb import make_client
 from infra.push_filter import PUSH_FILTER_PATTERN
 from scripts.dynamodb_local import CREDENTIALS
 from tests.push.conftest import DeadLetterQueue
-from tests.push.test_delivery import _config, _Quick, _send, _send_params
+from tests.push.test_delivery import _config, _Quick, _send
 from tests.support.event_filter import matches
+from tests.support.messages import send_params
 from tests.support.streams import lambda_event, stream_records
 from tests.support.webhooks import Receiver, Reply
 
@@ -73,7 +74,7 @@ async def _run_tasks(settings: Settings, hook: Receiver, texts: dict[str, str]
     """One task per binding (binding -> text), each with a config for `hook`; their ids."""
     ops = build_operations(settings, agent=_Quick())
     try:
-        return {binding: await _send(binding, ops, _send_params(text, _config(hook)))
+        return {binding: await _send(binding, ops, send_params(text, push_config=_config(hook)))
                 for binding, text in texts.items()}
     finally:
         await ops.close()

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import os
 import queue
 import subprocess
 import threading
 import time
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+from tests.support.messages import send_params
 from tests.support.processes import stop_process
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -21,6 +25,17 @@ def clean_env(**extra: str) -> dict[str, str]:
            if not key.startswith(("A2A_", "AWS_", "GRPC_"))}
     env.update(PYTHONPATH=str(ROOT), **extra)
     return env
+
+
+def send_hello(url: str, message_id: str, **options: Any) -> dict[str, Any]:
+    """POST a SendMessage of "hello" to a started server as the README's curl line does
+    (`options` as for send_params); the JSON-RPC reply."""
+    body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+            "params": send_params(message_id=message_id, **options)}
+    request = urllib.request.Request(url, data=json.dumps(body).encode(), headers={
+        "Content-Type": "application/json", "A2A-Version": "1.0"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return dict(json.load(response))
 
 
 class Running:

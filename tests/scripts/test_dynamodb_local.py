@@ -6,24 +6,20 @@ the kit pointed at it by exactly the variables it printed, one request stored th
 
 from __future__ import annotations
 
-import json
 import shlex
 import signal
 import socket
 import subprocess
 import sys
-import urllib.request
 
 import pytest
 
 from scripts.dynamodb_local import free_port
-from tests.scripts.processes import ROOT, Start, clean_env
+from tests.scripts.processes import ROOT, Start, clean_env, send_hello
 
 pytestmark = pytest.mark.slow
 
 DYNAMODB = [sys.executable, "-m", "scripts.dynamodb_local"]
-HELLO = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {
-    "messageId": "hello-ddb", "role": "ROLE_USER", "parts": [{"text": "hello"}]}}}
 
 
 def _printed_env(lines: list[str]) -> dict[str, str]:
@@ -47,10 +43,7 @@ def test_serve_against_the_emulator_it_started(start: Start) -> None:
     url = server.wait_for("JSON-RPC").split()[-1]
     assert server.wait_for("Store") == (
         f"Store     DynamoDB table a2a-tasks at http://127.0.0.1:{port}")
-    request = urllib.request.Request(url, data=json.dumps(HELLO).encode(), headers={
-        "Content-Type": "application/json", "A2A-Version": "1.0"})
-    with urllib.request.urlopen(request, timeout=30) as response:
-        task = json.load(response)["result"]["task"]
+    task = send_hello(url, "hello-ddb")["result"]["task"]
     assert task["status"]["state"] == "TASK_STATE_COMPLETED"
 
     # SIGTERM (or Ctrl-C) stops the emulator with the command, and the command exits 0.

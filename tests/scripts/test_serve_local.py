@@ -10,21 +10,18 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from a2akit.runtime import STARTUP_EXIT_CODE
-from tests.scripts.processes import ROOT, Start, clean_env
+from tests.scripts.processes import ROOT, Start, clean_env, send_hello
 from tests.support.webhooks import Receiver
 
 pytestmark = pytest.mark.slow
 
 SERVE = [sys.executable, "-m", "scripts.serve_local"]
-HELLO = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {
-    "messageId": "hello-1", "role": "ROLE_USER", "parts": [{"text": "hello"}]}}}
 
 
 @pytest.fixture
@@ -59,10 +56,7 @@ def test_banner_names_the_store_and_both_calls_work(start: Start) -> None:
     assert grpc_call == f"./dev grpc-call hello --address {grpc_address}"
 
     # The curl line's request: the port is listening once the banner is out.
-    request = urllib.request.Request(url, data=json.dumps(HELLO).encode(), headers={
-        "Content-Type": "application/json", "A2A-Version": "1.0"})
-    with urllib.request.urlopen(request, timeout=30) as response:
-        task = json.load(response)["result"]["task"]
+    task = send_hello(url, "hello-1")["result"]["task"]
     assert task["status"]["state"] == "TASK_STATE_COMPLETED"
 
     # The banner's gRPC line, as `./dev grpc-call` runs it.
@@ -117,13 +111,7 @@ async def test_grpc_call_sends_headers_as_metadata() -> None:
 
 
 def _send_with_webhook(url: str, webhook: str) -> dict[str, Any]:
-    params = {**HELLO["params"], "configuration": {"taskPushNotificationConfig": {
-        "url": webhook, "token": "readme-token"}}}
-    request = urllib.request.Request(url, data=json.dumps({**HELLO, "params": params}).encode(),
-                                     headers={"Content-Type": "application/json",
-                                              "A2A-Version": "1.0"})
-    with urllib.request.urlopen(request, timeout=30) as response:
-        return dict(json.load(response))
+    return send_hello(url, "hello-1", push_config={"url": webhook, "token": "readme-token"})
 
 
 def test_serve_delivers_push_notifications_with_the_readmes_settings(start: Start) -> None:

@@ -1,7 +1,9 @@
 """What the test tiers share, written once.
 
     processes    free ports; start a process, wait for its ports, terminate it (kill on timeout)
-    messages     a user message in ProtoJSON, a SendMessageRequest in protobuf
+    messages     a user message and SendMessage params in ProtoJSON; the message and a
+                 SendMessageRequest in protobuf
+    template     a synthesized CloudFormation template read by type, handler and property
     errors       read a google.rpc.Status (ErrorInfo, BadRequest) from a JSON-RPC error body
                  or a gRPC trailer
     webhooks     a real webhook receiver (HTTP/HTTPS, planned answers, down) and a test CA

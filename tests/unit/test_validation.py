@@ -13,6 +13,7 @@ from a2akit.errors import InvalidParamsError
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.limits import MAX_ID_BYTES
 from a2akit.validation import check_enum_values, check_request
+from tests.support.messages import send_request
 
 
 def _refused(check: Callable[[Message], None], request: Message) -> InvalidParamsError:
@@ -26,14 +27,8 @@ def _refused(check: Callable[[Message], None], request: Message) -> InvalidParam
 
 
 
-def _message(**fields: object) -> pb.Message:
-    values: dict[str, object] = {"message_id": "m-1", "role": pb.ROLE_USER,
-                                 "parts": [pb.Part(text="hi")], **fields}
-    return pb.Message(**values)  # type: ignore[arg-type]
-
-
 def test_a_valid_request_passes() -> None:
-    request = pb.SendMessageRequest(message=_message())
+    request = send_request("hi", message_id="m-1")
     for _ in range(2):
         check_request(request)
         check_enum_values(request)
@@ -50,9 +45,9 @@ def test_missing_required_fields_are_reported_alone_before_other_violations() ->
 
 
 def test_content_violations_are_listed_by_path() -> None:
-    request = pb.SendMessageRequest(message=_message(
-        task_id="t" * (MAX_ID_BYTES + 1), parts=[pb.Part(text="ok"), pb.Part()],
-        reference_task_ids=["r", "x" * (MAX_ID_BYTES + 1)]))
+    request = send_request(
+        "hi", message_id="m-1", task_id="t" * (MAX_ID_BYTES + 1),
+        parts=[pb.Part(text="ok"), pb.Part()], reference_task_ids=["r", "x" * (MAX_ID_BYTES + 1)])
     error = _refused(check_request, request)
     fields = [field for field, _ in error.violations]
     assert sorted(fields) == ["message.parts[1]", "message.reference_task_ids[1]",
@@ -61,7 +56,7 @@ def test_content_violations_are_listed_by_path() -> None:
 
 
 def test_undefined_enum_numbers_are_found_in_nested_and_repeated_fields() -> None:
-    request = pb.SendMessageRequest(message=_message())
+    request = send_request("hi", message_id="m-1")
     request.message.role = 99  # type: ignore[assignment]
     assert _refused(check_enum_values, request).violations == [
         ("message.role", "not a Role value")]
