@@ -21,7 +21,8 @@ from pathlib import Path
 
 _RUNTIME_VERSION = (3, 13)  # infra/jsonrpc_api.py: RUNTIME
 __all__ = ["DEFAULT_DIR", "JWT_REQUIREMENTS", "PACKAGES", "PUSH_REQUIREMENTS", "REQUIREMENTS",
-           "RUN_SCRIPT", "BundleError", "build_bundle", "compile_bytecode", "runtime_python"]
+           "RUN_SCRIPT", "BundleError", "build_bundle", "compile_bytecode", "runtime_python",
+           "write_run_script"]
 
 _ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DIR = _ROOT / "build" / "lambda"  # build/ is git-ignored
@@ -95,9 +96,7 @@ def build_bundle(target: Path = DEFAULT_DIR, *, jwt: bool = True, push: bool = F
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     for package in PACKAGES:
         shutil.copytree(_ROOT / package, target / package, ignore=ignore)
-    script = target / RUN_SCRIPT
-    script.write_text(_RUN_SCRIPT_TEXT)
-    script.chmod(0o755)  # the zip keeps the mode; Lambda runs the handler as a program
+    write_run_script(target / RUN_SCRIPT)
     # pip's metadata and the dependencies' console scripts are dead weight at run time.
     for leftover in [*target.glob("*.dist-info"), target / "bin"]:
         if leftover.is_dir():
@@ -106,6 +105,12 @@ def build_bundle(target: Path = DEFAULT_DIR, *, jwt: bool = True, push: bool = F
     if python is not None:
         compile_bytecode(target, python)
     return sum(path.stat().st_size for path in target.rglob("*") if path.is_file())
+
+
+def write_run_script(path: Path) -> None:
+    """The streaming door's handler script, executable (the zip keeps the mode)."""
+    path.write_text(_RUN_SCRIPT_TEXT)
+    path.chmod(0o755)
 
 
 def runtime_python() -> str | None:

@@ -9,17 +9,21 @@ margin, and the context headers count only under the adapter."""
 from __future__ import annotations
 
 import json
+import os
+import sys
 import time
 from pathlib import Path
 
 import httpx
 import pytest
 
+from infra.bundle import RUN_SCRIPT, write_run_script
 from tests.queue.processes import kit_env, worker
 from tests.queue.sqs import make_queues
 from tests.stream.agents import DELAY_ENV
 from tests.stream.door import STAMPED, door, lags, lambda_context, read_stream, results, rpc
 from tests.support.moto import client as aws_client
+from tests.support.processes import ROOT, free_port, python_env, running
 
 pytestmark = pytest.mark.slow
 
@@ -134,3 +138,16 @@ def test_queue_mode_streams_a_workers_events_live(
     assert first_chunk_at - started < 5 * 0.3 + 1.0  # before the last chunk could be emitted
     assert _states(lines)[-1] == "TASK_STATE_COMPLETED"
     assert time.time() - started < 30
+
+
+def test_the_bundles_run_script_starts_the_door(tmp_path: Path) -> None:
+    # What the adapter's bootstrap runs as the function's handler, from the task root.
+    script = tmp_path / RUN_SCRIPT
+    write_run_script(script)
+    port = free_port()
+    env = python_env(PORT=str(port), LAMBDA_TASK_ROOT=str(ROOT), A2A_ALLOW_ANONYMOUS="true",
+                     PATH=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}")
+    env.pop("PYTHONPATH")
+    with running(["sh", str(script)], ports=[port], env=env, log=tmp_path / "run.log"):
+        card = httpx.get(f"http://127.0.0.1:{port}/.well-known/agent-card.json", timeout=10)
+    assert card.status_code == 200
