@@ -51,6 +51,9 @@ class ENV:
     QUEUE_GRACE_SECONDS = "A2A_QUEUE_GRACE_SECONDS"
     QUEUE_MAX_RECEIVES = "A2A_QUEUE_MAX_RECEIVES"
     SWEEP_SECONDS = "A2A_SWEEP_SECONDS"
+    SSE_KEEPALIVE_SECONDS = "A2A_SSE_KEEPALIVE_SECONDS"
+    # Set by the CDK stack for the core's per-caller quota (docs/public-door.md).
+    MAX_ACTIVE_TASKS_PER_CALLER = "A2A_MAX_ACTIVE_TASKS_PER_CALLER"
     # Authentication (README, "Authentication").
     JWT_ISSUER = "A2A_JWT_ISSUER"
     JWT_JWKS_URL = "A2A_JWT_JWKS_URL"
@@ -137,6 +140,8 @@ class Settings:
     queue_max_receives: int = 3
     # How often the in-process sweeper (container, local server) looks for expired leases.
     sweep_seconds: float = 60.0
+    # An idle SSE stream gets a comment line this often, well under any proxy's idle timeout.
+    sse_keepalive_seconds: float = 15.0
     # --- push notifications (a2akit/push) -------------------------------------------------------
     push_delivery: str = INLINE
     # Development and tests only: plain-http webhooks, and private targets inside these
@@ -213,6 +218,8 @@ class Settings:
             queue_max_receives=_int(env, ENV.QUEUE_MAX_RECEIVES, cls.queue_max_receives,
                                     minimum=1, maximum=1000),
             sweep_seconds=_seconds(env, ENV.SWEEP_SECONDS, cls.sweep_seconds),
+            sse_keepalive_seconds=_seconds(env, ENV.SSE_KEEPALIVE_SECONDS,
+                                           cls.sse_keepalive_seconds),
             jwt_issuer=env.get(ENV.JWT_ISSUER) or None,
             jwt_jwks_url=env.get(ENV.JWT_JWKS_URL) or None,
             jwt_audiences=_list(env.get(ENV.JWT_AUDIENCE)),

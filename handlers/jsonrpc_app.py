@@ -45,7 +45,6 @@ log = logging.getLogger("a2akit.jsonrpc")
 
 AGENT_CARD_PATH = "/.well-known/agent-card.json"
 JSON = "application/json"
-_KEEPALIVE_SECONDS = 15.0
 _Id = str | int | None
 
 
@@ -73,6 +72,7 @@ class _JsonRpc:
         self.ops = operations
         self.limit = operations.settings.max_request_bytes
         self.challenge = operations.authenticator.challenge
+        self.keepalive = operations.settings.sse_keepalive_seconds
 
     def _too_big(self) -> InvalidRequestError:
         # Built only when raised: an exception object per request would be wasted work.
@@ -147,13 +147,14 @@ class _JsonRpc:
 
     async def _sse(self, events: AsyncIterator[pb.StreamResponse],
                    request_id: _Id) -> AsyncIterator[bytes]:
-        """SSE frames; a comment line every 15 s keeps idle proxies from closing the stream."""
+        """SSE frames; a comment line every `keepalive` seconds (15 by default) keeps idle
+        proxies and API Gateway's idle timeout from closing the stream."""
         pending: asyncio.Task[pb.StreamResponse] | None = None
         try:
             while True:
                 if pending is None:
                     pending = asyncio.ensure_future(anext(events))
-                done, _ = await asyncio.wait({pending}, timeout=_KEEPALIVE_SECONDS)
+                done, _ = await asyncio.wait({pending}, timeout=self.keepalive)
                 if not done:
                     yield b": keep-alive\n\n"
                     continue
@@ -223,7 +224,9 @@ def create_app(operations: Operations) -> Starlette:
         return Response(card_body, media_type=JSON, headers=headers)
 
     path = urlsplit(operations.settings.public_url).path or "/"
+    # The card sits under the interface URL, where a client that knows that URL looks for it
+    # (the root when the URL has no path; `/a2a/.well-known/...` behind an API Gateway stage).
     return Starlette(routes=[
-        Route(AGENT_CARD_PATH, agent_card, methods=["GET"]),
+        Route(path.rstrip("/") + AGENT_CARD_PATH, agent_card, methods=["GET"]),
         Route(path, _JsonRpc(operations).handle, methods=["POST"]),
     ])

@@ -17,7 +17,7 @@ except ModuleNotFoundError as exc:  # `cdk` ran a Python without the infra extra
         "the Python that `cdk` runs", name=exc.name) from exc
 
 from .bundle import DEFAULT_DIR, build_bundle
-from .config import AUTH, DeployConfig
+from .config import AUTH, ConfigError, DeployConfig
 from .stack import A2AStack
 
 __all__ = ["build_app"]
@@ -41,5 +41,19 @@ def build_app(app: App | None = None, *, lambda_bundle: str | None = None) -> Ap
     return app
 
 
+def main() -> int:
+    """`cdk synth`'s app: a context value the stack cannot use stops it with one line that
+    names the key, before anything is built."""
+    import sys
+
+    try:
+        app = build_app()
+    except ConfigError as exc:
+        print(f"a2akit: cannot synthesize: {exc}", file=sys.stderr)
+        return 1
+    app.synth()
+    return 0
+
+
 if __name__ == "__main__":
-    build_app().synth()
+    raise SystemExit(main())

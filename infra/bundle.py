@@ -21,7 +21,8 @@ from pathlib import Path
 
 _RUNTIME_VERSION = (3, 13)  # infra/jsonrpc_api.py: RUNTIME
 __all__ = ["DEFAULT_DIR", "JWT_REQUIREMENTS", "PACKAGES", "PUSH_REQUIREMENTS", "REQUIREMENTS",
-           "BundleError", "build_bundle", "compile_bytecode", "runtime_python"]
+           "RUN_SCRIPT", "BundleError", "build_bundle", "compile_bytecode", "runtime_python",
+           "write_run_script"]
 
 _ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DIR = _ROOT / "build" / "lambda"  # build/ is git-ignored
@@ -33,6 +34,7 @@ REQUIREMENTS = (
     "mangum>=0.22",
     "protobuf>=7.35.1,<8",
     "googleapis-common-protos>=1.70",
+    "uvicorn==0.55.0",
 )
 # The `jwt` extra, for deployments whose callers present JWTs (a2a:auth=jwt, the default):
 # about 15 MB unzipped, loaded only when A2A_JWT_ISSUER is set. Keep in step with pyproject.
@@ -43,6 +45,13 @@ JWT_REQUIREMENTS = ("PyJWT[crypto]>=2.10,<3",)
 PUSH_REQUIREMENTS = ("httpx>=0.27,<1",)
 # The kit's own packages the handler imports.
 PACKAGES = ("a2akit", "handlers")
+# The streaming door's handler: the Lambda Web Adapter (AWS_LAMBDA_EXEC_WRAPPER=/opt/bootstrap)
+# runs it to start the HTTP server it forwards invocations to (infra/jsonrpc_api.py).
+RUN_SCRIPT = "run.sh"
+_RUN_SCRIPT_TEXT = """#!/bin/sh
+# Started by the Lambda Web Adapter: the JSON-RPC app on 127.0.0.1:$PORT (docs/public-door.md).
+PYTHONPATH="$LAMBDA_TASK_ROOT${PYTHONPATH:+:$PYTHONPATH}" exec python -m handlers.stream
+"""
 
 # Must match infra/jsonrpc_api.py: RUNTIME (Python 3.13) and Architecture.ARM_64.
 _PIP_PLATFORM = (
@@ -87,6 +96,7 @@ def build_bundle(target: Path = DEFAULT_DIR, *, jwt: bool = True, push: bool = F
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     for package in PACKAGES:
         shutil.copytree(_ROOT / package, target / package, ignore=ignore)
+    write_run_script(target / RUN_SCRIPT)
     # pip's metadata and the dependencies' console scripts are dead weight at run time.
     for leftover in [*target.glob("*.dist-info"), target / "bin"]:
         if leftover.is_dir():
@@ -95,6 +105,12 @@ def build_bundle(target: Path = DEFAULT_DIR, *, jwt: bool = True, push: bool = F
     if python is not None:
         compile_bytecode(target, python)
     return sum(path.stat().st_size for path in target.rglob("*") if path.is_file())
+
+
+def write_run_script(path: Path) -> None:
+    """The streaming door's handler script, executable (the zip keeps the mode)."""
+    path.write_text(_RUN_SCRIPT_TEXT)
+    path.chmod(0o755)
 
 
 def runtime_python() -> str | None:

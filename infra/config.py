@@ -6,6 +6,7 @@ Constructs receive a `DeployConfig`; they never read context or the environment 
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -13,10 +14,14 @@ from a2akit.settings import DEFAULT_AGENT, EXECUTION_MODES, INLINE, QUEUE
 
 __all__ = ["AUTH", "CONTEXT", "ConfigError", "DeployConfig"]
 
-# API Gateway HTTP APIs cut every integration at 30 s; a buffered stream must end before.
-_MAX_STREAM_BUDGET_SECONDS = 28.0
+# The streaming door (REST API, response streaming) carries a response for up to 15 minutes,
+# Lambda's ceiling too; the function's timeout is the budget plus a few seconds
+# (infra/jsonrpc_api.py), so the budget stays under both.
+_MAX_STREAM_BUDGET_SECONDS = 890.0
 # AWS Lambda's ceiling for any invocation.
 _MAX_WORKER_TIMEOUT_SECONDS = 900
+# The internal ALB's clients by default: the VPC itself (infra/grpc_service.py: VPC_CIDR).
+DEFAULT_GRPC_ALLOWED_CIDRS = ("10.0.0.0/16",)
 
 
 class ConfigError(ValueError):
@@ -32,7 +37,28 @@ class CONTEXT:
     AGENT = "a2a:agent"
     LAMBDA_BUNDLE = "a2a:lambdaBundle"
     GRPC = "a2a:grpc"
+    # The public door's own name (docs/public-door.md): a certificate from ACM, or one the
+    # stack issues and validates in a Route 53 zone, which also gets the alias record.
+    DOMAIN_NAME = "a2a:domainName"
     CERTIFICATE_ARN = "a2a:certificateArn"
+    HOSTED_ZONE_ID = "a2a:hostedZoneId"
+    HOSTED_ZONE_NAME = "a2a:hostedZoneName"
+    # The gRPC side's name, certificate (required with gRPC) and who may reach it.
+    GRPC_DOMAIN_NAME = "a2a:grpcDomainName"
+    GRPC_CERTIFICATE_ARN = "a2a:grpcCertificateArn"
+    GRPC_HOSTED_ZONE_ID = "a2a:grpcHostedZoneId"
+    GRPC_HOSTED_ZONE_NAME = "a2a:grpcHostedZoneName"
+    GRPC_ALLOWED_CIDRS = "a2a:grpcAllowedCidrs"
+    # Limits at the edge (docs/public-door.md, "Limits").
+    THROTTLE_RATE_LIMIT = "a2a:throttleRateLimit"
+    THROTTLE_BURST_LIMIT = "a2a:throttleBurstLimit"
+    RESERVED_CONCURRENCY = "a2a:reservedConcurrency"
+    WORKER_MAX_CONCURRENCY = "a2a:workerMaxConcurrency"
+    WAF = "a2a:waf"
+    WAF_RATE_LIMIT = "a2a:wafRateLimit"
+    FUNCTION_URL = "a2a:functionUrl"
+    LWA_LAYER_ARN = "a2a:lwaLayerArn"
+    MAX_ACTIVE_TASKS_PER_CALLER = "a2a:maxActiveTasksPerCaller"
     DESIRED_COUNT = "a2a:desiredCount"
     ALLOW_ANONYMOUS = "a2a:allowAnonymous"
     STREAM_BUDGET_SECONDS = "a2a:streamBudgetSeconds"
@@ -75,8 +101,31 @@ class DeployConfig:
     agent: str = DEFAULT_AGENT
     # A folder holding the Lambda code; None means "build it" (see infra/bundle.py).
     lambda_bundle: str | None = None
-    grpc: bool = True
+    # Off by default: the gRPC side needs a name and a certificate, and costs while idle.
+    grpc: bool = False
+    domain_name: str | None = None
     certificate_arn: str | None = None
+    hosted_zone_id: str | None = None
+    hosted_zone_name: str | None = None
+    grpc_domain_name: str | None = None
+    grpc_certificate_arn: str | None = None
+    grpc_hosted_zone_id: str | None = None
+    grpc_hosted_zone_name: str | None = None
+    grpc_allowed_cidrs: tuple[str, ...] = DEFAULT_GRPC_ALLOWED_CIDRS
+    # Stage throttling of the REST API (requests per second, steady and burst).
+    throttle_rate_limit: float = 50.0
+    throttle_burst_limit: int = 100
+    # The front door never takes more of the account's concurrency (1000 by default) than
+    # this, so the worker, the sweeper and the push dispatcher always find some.
+    reserved_concurrency: int = 100
+    # At most this many worker invocations at once (the SQS event source's maximum).
+    worker_max_concurrency: int = 20
+    waf: bool = False
+    waf_rate_limit: int = 1000  # requests per IP in 5 minutes
+    # A streaming Function URL next to the REST API (no throttling or WAF in front of it).
+    function_url: bool = False
+    lwa_layer_arn: str | None = None  # None: the published layer of infra/jsonrpc_api.py
+    max_active_tasks_per_caller: int | None = None
     desired_count: int = 1
     allow_anonymous: bool = False
     stream_budget_seconds: float = 20.0
@@ -98,7 +147,6 @@ class DeployConfig:
     jwt_audience: str | None = None  # comma-separated; the Cognito app client by default
     jwt_required_scopes: str | None = None  # A2A_JWT_REQUIRED_SCOPES; Cognito: a2a/invoke
     jwt_tenant_claim: str | None = None
-    http_api_jwt_authorizer: bool = False
     cognito_domain_prefix: str | None = None  # None: derived from the stack name and account
     api_key_header: str | None = None  # None: the kit's default (x-api-key)
 
@@ -112,15 +160,12 @@ class DeployConfig:
             raise ConfigError(f"{CONTEXT.DESIRED_COUNT} must be >= 0, got {self.desired_count}")
         if not 0 < self.stream_budget_seconds <= _MAX_STREAM_BUDGET_SECONDS:
             raise ConfigError(
-                f"{CONTEXT.STREAM_BUDGET_SECONDS} must be in (0, {_MAX_STREAM_BUDGET_SECONDS}]"
-                f" (the HTTP API's 30 s limit), got {self.stream_budget_seconds}"
+                f"{CONTEXT.STREAM_BUDGET_SECONDS} must be in (0, {_MAX_STREAM_BUDGET_SECONDS:g}]"
+                f" (Lambda's 15 minutes less the function's margin), got "
+                f"{self.stream_budget_seconds}"
             )
-        if self.grpc and not self.certificate_arn:
-            # An ALB forwards gRPC only from an HTTPS listener, so there is no HTTP fallback.
-            raise ConfigError(
-                f"{CONTEXT.CERTIFICATE_ARN} is required for the gRPC service"
-                f" (or turn it off with -c {CONTEXT.GRPC}=false)"
-            )
+        self._check_names()
+        self._check_limits()
         for key, mode in ((CONTEXT.EXECUTION, self.execution),
                           (CONTEXT.GRPC_EXECUTION, self.grpc_execution)):
             if mode not in EXECUTION_MODES:
@@ -140,6 +185,53 @@ class DeployConfig:
             raise ConfigError(f"{CONTEXT.AGENT} must be module:attribute, got {self.agent!r}")
         self._check_auth()
 
+    def _check_names(self) -> None:
+        """Each door's domain name and certificate; every message names one key."""
+        if self.domain_name:
+            if not (self.certificate_arn or self.hosted_zone_id):
+                raise ConfigError(f"{CONTEXT.DOMAIN_NAME} needs {CONTEXT.CERTIFICATE_ARN} or "
+                                  f"{CONTEXT.HOSTED_ZONE_ID} (to issue one)")
+        else:
+            for key, value in ((CONTEXT.CERTIFICATE_ARN, self.certificate_arn),
+                               (CONTEXT.HOSTED_ZONE_ID, self.hosted_zone_id)):
+                if value:
+                    raise ConfigError(f"{key} needs {CONTEXT.DOMAIN_NAME}")
+        if bool(self.hosted_zone_id) != bool(self.hosted_zone_name):
+            raise ConfigError(f"{CONTEXT.HOSTED_ZONE_ID} and {CONTEXT.HOSTED_ZONE_NAME} go "
+                              "together")
+        if not self.grpc:
+            return  # the gRPC side's settings wait, like a2a:desiredCount, until it is on
+        # An ALB forwards gRPC only from an HTTPS listener, and a client that follows the
+        # card checks the certificate against the advertised name: both are required.
+        for key, value in ((CONTEXT.GRPC_CERTIFICATE_ARN, self.grpc_certificate_arn),
+                           (CONTEXT.GRPC_DOMAIN_NAME, self.grpc_domain_name)):
+            if not value:
+                raise ConfigError(f"{key} is required with {CONTEXT.GRPC}=true (or leave gRPC "
+                                  "off)")
+        if bool(self.grpc_hosted_zone_id) != bool(self.grpc_hosted_zone_name):
+            raise ConfigError(f"{CONTEXT.GRPC_HOSTED_ZONE_ID} and "
+                              f"{CONTEXT.GRPC_HOSTED_ZONE_NAME} go together")
+
+    def _check_limits(self) -> None:
+        if not self.throttle_rate_limit > 0:
+            raise ConfigError(f"{CONTEXT.THROTTLE_RATE_LIMIT} must be > 0, got "
+                              f"{self.throttle_rate_limit:g}")
+        if self.throttle_burst_limit < 1:
+            raise ConfigError(f"{CONTEXT.THROTTLE_BURST_LIMIT} must be >= 1, got "
+                              f"{self.throttle_burst_limit}")
+        if self.reserved_concurrency < 1:
+            raise ConfigError(f"{CONTEXT.RESERVED_CONCURRENCY} must be >= 1, got "
+                              f"{self.reserved_concurrency}")
+        if not 2 <= self.worker_max_concurrency <= 1000:  # SQS event sources' range
+            raise ConfigError(f"{CONTEXT.WORKER_MAX_CONCURRENCY} must be in [2, 1000], got "
+                              f"{self.worker_max_concurrency}")
+        if not 10 <= self.waf_rate_limit <= 2_000_000_000:  # WAF rate-based rules' range
+            raise ConfigError(f"{CONTEXT.WAF_RATE_LIMIT} must be in [10, 2000000000], got "
+                              f"{self.waf_rate_limit}")
+        if self.max_active_tasks_per_caller is not None and self.max_active_tasks_per_caller < 1:
+            raise ConfigError(f"{CONTEXT.MAX_ACTIVE_TASKS_PER_CALLER} must be >= 1, got "
+                              f"{self.max_active_tasks_per_caller}")
+
     def _check_auth(self) -> None:
         if self.auth not in AUTH.ALL:
             raise ConfigError(f"{CONTEXT.AUTH} must be one of {', '.join(AUTH.ALL)}, "
@@ -147,7 +239,6 @@ class DeployConfig:
         jwt_only = {CONTEXT.JWT_ISSUER: self.jwt_issuer, CONTEXT.JWT_AUDIENCE: self.jwt_audience,
                     CONTEXT.JWT_REQUIRED_SCOPES: self.jwt_required_scopes,
                     CONTEXT.JWT_TENANT_CLAIM: self.jwt_tenant_claim,
-                    CONTEXT.HTTP_API_JWT_AUTHORIZER: self.http_api_jwt_authorizer,
                     CONTEXT.COGNITO_DOMAIN_PREFIX: self.cognito_domain_prefix}
         if self.auth != AUTH.JWT:
             for key, value in jwt_only.items():
@@ -173,6 +264,9 @@ class DeployConfig:
         Raises `ConfigError` naming the first key whose value is unusable.
         """
         defaults = cls.__dataclass_fields__
+        if get(CONTEXT.HTTP_API_JWT_AUTHORIZER) not in (None, "", False, "false"):
+            raise ConfigError(f"{CONTEXT.HTTP_API_JWT_AUTHORIZER} is gone with the HTTP API: the "
+                              "public door is a streaming REST API (docs/public-door.md)")
 
         # Reading the default from the field keeps one source for it.
         def default(name: str) -> Any:
@@ -185,7 +279,31 @@ class DeployConfig:
             agent=_str(get, CONTEXT.AGENT) or default("agent"),
             lambda_bundle=_str(get, CONTEXT.LAMBDA_BUNDLE),
             grpc=_bool(get, CONTEXT.GRPC, default("grpc")),
+            domain_name=_str(get, CONTEXT.DOMAIN_NAME),
             certificate_arn=_str(get, CONTEXT.CERTIFICATE_ARN),
+            hosted_zone_id=_str(get, CONTEXT.HOSTED_ZONE_ID),
+            hosted_zone_name=_str(get, CONTEXT.HOSTED_ZONE_NAME),
+            grpc_domain_name=_str(get, CONTEXT.GRPC_DOMAIN_NAME),
+            grpc_certificate_arn=_str(get, CONTEXT.GRPC_CERTIFICATE_ARN),
+            grpc_hosted_zone_id=_str(get, CONTEXT.GRPC_HOSTED_ZONE_ID),
+            grpc_hosted_zone_name=_str(get, CONTEXT.GRPC_HOSTED_ZONE_NAME),
+            grpc_allowed_cidrs=_cidrs(get, CONTEXT.GRPC_ALLOWED_CIDRS,
+                                      default("grpc_allowed_cidrs")),
+            throttle_rate_limit=_float(get, CONTEXT.THROTTLE_RATE_LIMIT,
+                                       default("throttle_rate_limit")),
+            throttle_burst_limit=_int(get, CONTEXT.THROTTLE_BURST_LIMIT,
+                                      default("throttle_burst_limit")),
+            reserved_concurrency=_int(get, CONTEXT.RESERVED_CONCURRENCY,
+                                      default("reserved_concurrency")),
+            worker_max_concurrency=_int(get, CONTEXT.WORKER_MAX_CONCURRENCY,
+                                        default("worker_max_concurrency")),
+            waf=_bool(get, CONTEXT.WAF, default("waf")),
+            waf_rate_limit=_int(get, CONTEXT.WAF_RATE_LIMIT, default("waf_rate_limit")),
+            function_url=_bool(get, CONTEXT.FUNCTION_URL, default("function_url")),
+            lwa_layer_arn=_str(get, CONTEXT.LWA_LAYER_ARN),
+            max_active_tasks_per_caller=(
+                None if get(CONTEXT.MAX_ACTIVE_TASKS_PER_CALLER) in (None, "")
+                else _int(get, CONTEXT.MAX_ACTIVE_TASKS_PER_CALLER, 0)),
             desired_count=_int(get, CONTEXT.DESIRED_COUNT, default("desired_count")),
             allow_anonymous=_bool(get, CONTEXT.ALLOW_ANONYMOUS, default("allow_anonymous")),
             stream_budget_seconds=_float(
@@ -208,8 +326,6 @@ class DeployConfig:
             jwt_audience=_str(get, CONTEXT.JWT_AUDIENCE),
             jwt_required_scopes=_str(get, CONTEXT.JWT_REQUIRED_SCOPES),
             jwt_tenant_claim=_str(get, CONTEXT.JWT_TENANT_CLAIM),
-            http_api_jwt_authorizer=_bool(get, CONTEXT.HTTP_API_JWT_AUTHORIZER,
-                                          default("http_api_jwt_authorizer")),
             cognito_domain_prefix=_str(get, CONTEXT.COGNITO_DOMAIN_PREFIX),
             api_key_header=_str(get, CONTEXT.API_KEY_HEADER),
         )
@@ -223,6 +339,26 @@ def _str(get: Callable[[str], Any], key: str) -> str | None:
     if not isinstance(value, str):
         raise ConfigError(f"{key} must be a string, got {value!r}")
     return value
+
+
+def _cidrs(get: Callable[[str], Any], key: str, default: tuple[str, ...]) -> tuple[str, ...]:
+    """`10.0.0.0/16, 192.168.0.0/24` (or a JSON list) -> normalized networks."""
+    value = get(key)
+    if value is None or value == "":
+        return default
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, list | tuple):
+        raise ConfigError(f"{key} must be comma-separated networks, got {value!r}")
+    networks = []
+    for item in items:
+        try:
+            networks.append(str(ipaddress.ip_network(str(item).strip(), strict=True)))
+        except ValueError as exc:
+            raise ConfigError(f"{key} entries must be networks like 10.0.0.0/16, got "
+                              f"{item!r}") from exc
+    if not networks:
+        raise ConfigError(f"{key} names no network")
+    return tuple(networks)
 
 
 def _bool(get: Callable[[str], Any], key: str, default: bool) -> bool:

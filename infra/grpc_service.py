@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from aws_cdk import Duration, IgnoreMode, RemovalPolicy
@@ -11,6 +11,8 @@ from aws_cdk import aws_ecr_assets as ecr_assets
 from aws_cdk import aws_ecs as ecs
 from aws_cdk import aws_elasticloadbalancingv2 as elbv2
 from aws_cdk import aws_logs as logs
+from aws_cdk import aws_route53 as route53
+from aws_cdk import aws_route53_targets as targets
 from constructs import Construct
 
 __all__ = ["GRPC_HEALTH_CHECK_PATH", "HTTPS_PORT", "VPC_CIDR", "GrpcService"]
@@ -50,8 +52,11 @@ class GrpcService(Construct):
         project_root: Path,
         environment: Mapping[str, str],
         certificate_arn: str,
+        domain_name: str,
         desired_count: int,
         port: int,
+        allowed_cidrs: Sequence[str] = (VPC_CIDR,),
+        zone: route53.IHostedZone | None = None,
         cpu: int = 256,
         memory_mb: int = 512,
     ) -> None:
@@ -128,11 +133,18 @@ class GrpcService(Construct):
             ssl_policy=elbv2.SslPolicy.RECOMMENDED_TLS,
             open=False,
         )
-        self.load_balancer.connections.allow_from(
-            ec2.Peer.ipv4(VPC_CIDR),
-            ec2.Port.tcp(HTTPS_PORT),
-            "gRPC clients inside the VPC",
-        )
+        # Only the configured networks (a2a:grpcAllowedCidrs; the VPC by default) may connect.
+        for cidr in allowed_cidrs:
+            peer = ec2.Peer.ipv6(cidr) if ":" in cidr else ec2.Peer.ipv4(cidr)
+            self.load_balancer.connections.allow_from(
+                peer, ec2.Port.tcp(HTTPS_PORT), f"gRPC clients in {cidr}")
+        # The card advertises this name, which the certificate covers (the ALB's own DNS name
+        # never can); with a zone, the stack points the name at the ALB.
+        self.domain_name = domain_name
+        if zone is not None:
+            route53.ARecord(self, "Alias", zone=zone, record_name=domain_name,
+                            target=route53.RecordTarget.from_alias(
+                                targets.LoadBalancerTarget(self.load_balancer)))
         self.target_group = self.listener.add_targets(
             "Grpc",
             port=port,
@@ -149,5 +161,5 @@ class GrpcService(Construct):
 
     @property
     def address(self) -> str:
-        """`host:port` of the listener, as the agent card advertises it."""
-        return f"{self.load_balancer.load_balancer_dns_name}:{HTTPS_PORT}"
+        """`host:port` as the agent card advertises it: the certificate's name."""
+        return f"{self.domain_name}:{HTTPS_PORT}"

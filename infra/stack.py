@@ -6,9 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from aws_cdk import Acknowledgment, CfnOutput, Stack, Validations
-from aws_cdk import aws_apigatewayv2 as apigwv2
-from aws_cdk import aws_apigatewayv2_authorizers as authorizers
 from aws_cdk import aws_iam as iam
+from aws_cdk import aws_route53 as route53
 from constructs import Construct
 
 from a2akit.settings import ENV, QUEUE, STREAM, Settings
@@ -16,8 +15,9 @@ from a2akit.settings import ENV, QUEUE, STREAM, Settings
 from .alarms import Alarms
 from .auth import ApiKeySecret, CognitoIssuer
 from .config import AUTH, DeployConfig
+from .edge import RateLimitAcl
 from .grpc_service import GrpcService
-from .jsonrpc_api import JsonRpcApi
+from .jsonrpc_api import DomainConfig, JsonRpcApi
 from .push import PushDispatcher
 from .sweeper import LeaseSweeper
 from .table import DATA_ACTIONS, INDEX_ACTIONS, TaskTable
@@ -33,9 +33,10 @@ def _flag(value: bool) -> str:
 
 
 class A2AStack(Stack):
-    """Table, the callers' issuer or key secret, JSON-RPC Lambda + HTTP API, the task queue
-    and its worker Lambda (when a binding queues), the lease sweeper, optional gRPC on
-    Fargate, the push dispatcher (with push), alarms."""
+    """Table, the callers' issuer or key secret, the JSON-RPC Lambda behind its streaming REST
+    API (throttled, optionally behind WAF and on its own domain), the task queue and its worker
+    Lambda (when a binding queues), the lease sweeper, optional gRPC on Fargate, the push
+    dispatcher (with push), alarms."""
 
     def __init__(
         self,
@@ -80,6 +81,9 @@ class A2AStack(Stack):
             ENV.ALLOW_ANONYMOUS: _flag(config.allow_anonymous),
             **auth_environment,
         }
+        if config.max_active_tasks_per_caller is not None:
+            # Read by the core's per-caller quota where tasks are created (both bindings).
+            common[ENV.MAX_ACTIVE_TASKS_PER_CALLER] = str(config.max_active_tasks_per_caller)
         # Queue mode: whoever enqueues gets these settings and may only send.
         queued: dict[str, str] = {}
         self.worker: QueueWorker | None = None
@@ -94,6 +98,7 @@ class A2AStack(Stack):
                 },
                 timeout_seconds=config.worker_timeout_seconds,
                 max_receives=config.queue_max_receives,
+                max_concurrency=config.worker_max_concurrency,
             )
             self._grant_table(self.worker.function.role)
             # A queued task counts as lost once SQS has given up on its message.
@@ -113,8 +118,20 @@ class A2AStack(Stack):
                 **(queued if config.execution == QUEUE else {}),
             },
             stream_budget_seconds=config.stream_budget_seconds,
-            authorizer=self._http_api_authorizer(config, auth_environment),
+            rate_limit=config.throttle_rate_limit,
+            burst_limit=config.throttle_burst_limit,
+            reserved_concurrency=config.reserved_concurrency,
+            domain=DomainConfig(config.domain_name, certificate_arn=config.certificate_arn,
+                                zone_id=config.hosted_zone_id,
+                                zone_name=config.hosted_zone_name)
+            if config.domain_name else None,
+            function_url=config.function_url,
+            layer_arn=config.lwa_layer_arn,
         )
+        self.waf: RateLimitAcl | None = None
+        if config.waf:
+            self.waf = RateLimitAcl(self, "Waf", stage_arn=self.jsonrpc.stage.stage_arn,
+                                    limit=config.waf_rate_limit)
         self.jsonrpc.function.add_environment(ENV.PUBLIC_URL, self.jsonrpc.url)
         self._grant_table(self.jsonrpc.function.role, *self.table.index_arns)
         if config.execution == QUEUE:
@@ -132,7 +149,13 @@ class A2AStack(Stack):
 
         self.grpc: GrpcService | None = None
         if config.grpc:
-            assert config.certificate_arn is not None  # DeployConfig checks it
+            # DeployConfig requires both with gRPC.
+            assert config.grpc_certificate_arn is not None and config.grpc_domain_name
+            zone = None
+            if config.grpc_hosted_zone_id and config.grpc_hosted_zone_name:
+                zone = route53.HostedZone.from_hosted_zone_attributes(
+                    self, "GrpcZone", hosted_zone_id=config.grpc_hosted_zone_id,
+                    zone_name=config.grpc_hosted_zone_name)
             self.grpc = GrpcService(
                 self,
                 "Grpc",
@@ -143,9 +166,12 @@ class A2AStack(Stack):
                     ENV.GRPC_PORT: str(Settings.grpc_port),
                     **(queued if config.grpc_execution == QUEUE else {}),
                 },
-                certificate_arn=config.certificate_arn,
+                certificate_arn=config.grpc_certificate_arn,
+                domain_name=config.grpc_domain_name,
                 desired_count=config.desired_count,
                 port=Settings.grpc_port,
+                allowed_cidrs=config.grpc_allowed_cidrs,
+                zone=zone,
             )
             # Both bindings advertise the same card, so the Lambda names the gRPC address too.
             self.jsonrpc.function.add_environment(ENV.GRPC_ADDRESS, self.grpc.address)
@@ -174,13 +200,11 @@ class A2AStack(Stack):
         )
         self._deliver_from_the_start()
 
-        CfnOutput(self, "JsonRpcUrl", value=self.jsonrpc.url, description="HTTP API base URL")
-        CfnOutput(
-            self,
-            "FunctionUrl",
-            value=self.jsonrpc.function_url.url,
-            description="Lambda Function URL (same app, no API Gateway)",
-        )
+        CfnOutput(self, "JsonRpcUrl", value=self.jsonrpc.url,
+                  description="the public door (streaming REST API): JSON-RPC and the card")
+        if self.jsonrpc.function_url is not None:
+            CfnOutput(self, "FunctionUrl", value=self.jsonrpc.function_url.url,
+                      description="streaming Function URL (same app, no API Gateway limits)")
         CfnOutput(self, "TableName", value=self.table.table.table_name)
         if self.worker is not None:
             CfnOutput(self, "QueueUrl", value=self.worker.queue.queue_url)
@@ -198,7 +222,7 @@ class A2AStack(Stack):
                 self,
                 "GrpcAddress",
                 value=self.grpc.address,
-                description="internal ALB host:port (TLS); give it a DNS name from the certificate",
+                description="gRPC host:port (TLS): a2a:grpcDomainName, pointing at the ALB",
             )
         self._suppress_nag_findings()
 
@@ -243,18 +267,30 @@ class A2AStack(Stack):
             environment[ENV.JWT_TENANT_CLAIM] = config.jwt_tenant_claim
         return environment
 
-    def _http_api_authorizer(self, config: DeployConfig,
-                             environment: dict[str, str]) -> apigwv2.IHttpRouteAuthorizer | None:
-        """API Gateway's own JWT check of the same issuer and audiences, when asked for. It
-        answers 401 in its own shape (no JSON-RPC error): the in-process check, which both
-        bindings share, stays the one that decides."""
-        if not config.http_api_jwt_authorizer:
-            return None
-        audience = environment[ENV.JWT_AUDIENCE]
-        audiences = [audience] if self.issuer is not None else audience.split(",")
-        return authorizers.HttpJwtAuthorizer(
-            "JwtAuthorizer", environment[ENV.JWT_ISSUER],
-            jwt_audience=[a.strip() for a in audiences if a.strip()])
+    def _acknowledge_rest_api(self) -> None:
+        api = self.jsonrpc.rest_api
+        findings = [
+            ("AwsSolutions-APIG2", "The kit validates every request itself (JSON-RPC envelope,"
+             " ProtoJSON params, size limit) and answers with the spec's errors; API"
+             " Gateway's validation would answer in its own shape."),
+            ("AwsSolutions-APIG4", "The kit authenticates A2A callers itself (JWTs or API keys;"
+             " anonymous only when configured), identically on both bindings; the agent card"
+             " is public by the spec."),
+            ("AwsSolutions-COG4", "No Cognito authorizer: the in-process check is the one both"
+             " bindings share (it also accepts issuers other than Cognito)."),
+        ]
+        if self.waf is None:
+            findings.append(("AwsSolutions-APIG3", "WAF is optional (a2a:waf=true): stage"
+                             " throttling and the function's reserved concurrency limit a"
+                             " flood without its fixed monthly cost."))
+        Validations.of(api).acknowledge(*(Acknowledgment(id=i, reason=r) for i, r in findings))
+        role = api.node.try_find_child("CloudWatchRole")
+        if role is not None:
+            Validations.of(role).acknowledge(Acknowledgment(
+                id="AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/"
+                "service-role/AmazonAPIGatewayPushToCloudWatchLogs]",
+                reason="API Gateway's own logging role for access and error logs; AWS's"
+                " managed policy is the documented one."))
 
     def _grant_keys(self, role: iam.IRole | None) -> None:
         # Read access to the API-key secret and nothing else of Secrets Manager.
@@ -322,15 +358,7 @@ class A2AStack(Stack):
                     " runtime moves together with the bundle's --python-version.",
                 )
             )
-        Validations.of(self.jsonrpc.http_api).acknowledge(
-            Acknowledgment(
-                id="AwsSolutions-APIG4",
-                reason="The kit authenticates A2A callers itself (JWTs or API keys; anonymous"
-                " only when configured), identically for the HTTP API, the Function URL and"
-                " gRPC; with a2a:httpApiJwtAuthorizer only the public agent card route is"
-                " open.",
-            )
-        )
+        self._acknowledge_rest_api()
         if self.issuer is not None:
             Validations.of(self.issuer.user_pool).acknowledge(
                 Acknowledgment(

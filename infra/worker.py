@@ -36,6 +36,7 @@ class QueueWorker(Construct):
         environment: Mapping[str, str],
         timeout_seconds: int,
         max_receives: int,
+        max_concurrency: int,
         memory_mb: int = 512,
     ) -> None:
         super().__init__(scope, construct_id)
@@ -67,9 +68,12 @@ class QueueWorker(Construct):
             memory_mb=memory_mb,
         )
         # One record per invocation: its whole remaining time is that task's budget. Failed
-        # records are retried alone (partial batch responses).
+        # records are retried alone (partial batch responses). At most `max_concurrency`
+        # workers at once: a flood of tasks waits in the queue instead of taking the account's
+        # concurrency.
         self.function.add_event_source(
-            sources.SqsEventSource(self.queue, batch_size=1, report_batch_item_failures=True)
+            sources.SqsEventSource(self.queue, batch_size=1, report_batch_item_failures=True,
+                                   max_concurrency=max_concurrency)
         )
 
 

@@ -1,5 +1,6 @@
 """The caller a platform in front of the kit already verified: an API Gateway authorizer
-(HTTP API JWT authorizer `sub`, Lambda authorizer `principalId`) or a Function URL with IAM
+(HTTP API JWT authorizer `sub`, Lambda authorizer `principalId`; on a REST API a Cognito
+authorizer's `claims.sub` or a Lambda authorizer's `principalId`) or a Function URL with IAM
 auth (the caller's ARN). Only the Lambda front doors carry one; gRPC never does."""
 
 from __future__ import annotations
@@ -13,10 +14,15 @@ __all__ = ["platform_principal"]
 def platform_principal(event: Mapping[str, Any] | None) -> str | None:
     """The caller API Gateway already verified (its authorizer context), if any.
 
-    `event` is the Lambda event (API Gateway HTTP API v2 or Function URL shape)."""
+    `event` is the Lambda event (API Gateway HTTP API v2, Function URL or REST API shape;
+    through the Lambda Web Adapter, `{"requestContext": <its x-amzn-request-context>}`)."""
     request_context = (event or {}).get("requestContext") or {}
     authorizer = request_context.get("authorizer") or {}
-    claims = (authorizer.get("jwt") or {}).get("claims") or {}
+    # HTTP API: authorizer.jwt.claims; REST API (Cognito user pools): authorizer.claims.
+    claims = (authorizer.get("jwt") or {}).get("claims") or authorizer.get("claims")
+    if not isinstance(claims, dict):  # a Lambda authorizer's context values are strings
+        claims = {}
     principal = (claims.get("sub") or (authorizer.get("lambda") or {}).get("principalId")
+                 or authorizer.get("principalId")
                  or (authorizer.get("iam") or {}).get("userArn"))
     return str(principal) if principal else None

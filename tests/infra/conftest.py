@@ -23,7 +23,16 @@ from infra.app import build_app
 from infra.stack import PROJECT_ROOT
 from tests.support.template import Synth
 
-CDK_CONTEXT: dict[str, Any] = json.loads((PROJECT_ROOT / "cdk.json").read_text())["context"]
+# The gRPC side is off in cdk.json (it needs a name and a certificate); the tests synthesize
+# it on, with placeholders for both.
+GRPC_CONTEXT: dict[str, Any] = {
+    "a2a:grpc": True,
+    "a2a:grpcDomainName": "grpc.a2a.example.internal",
+    "a2a:grpcCertificateArn":
+        "arn:aws:acm:us-east-1:111111111111:certificate/00000000-0000-0000-0000-000000000000",
+}
+CDK_CONTEXT: dict[str, Any] = {
+    **json.loads((PROJECT_ROOT / "cdk.json").read_text())["context"], **GRPC_CONTEXT}
 
 
 @pytest.fixture(scope="session")
@@ -91,5 +100,6 @@ def synth() -> Synth:
 
 @pytest.fixture(scope="session")
 def cdk_context() -> dict[str, Any]:
-    """The context committed in cdk.json, which every synth here starts from."""
+    """The context committed in cdk.json plus the gRPC side (GRPC_CONTEXT), which every
+    synth here starts from."""
     return CDK_CONTEXT

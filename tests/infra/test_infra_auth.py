@@ -59,7 +59,7 @@ def test_default_is_a_cognito_pool_for_machine_clients(template: Template) -> No
     )
     template.resource_count_is("AWS::Cognito::UserPoolDomain", 1)
     template.resource_count_is("AWS::SecretsManager::Secret", 0)
-    template.resource_count_is("AWS::ApiGatewayV2::Authorizer", 0)
+    template.resource_count_is("AWS::ApiGateway::Authorizer", 0)
     assert _secret_statements(template) == []
 
 
@@ -109,12 +109,10 @@ def test_api_keys_live_in_a_secret_both_bindings_read(
     assert [str(match) for match in matches] == []
 
 
-# --- another issuer, with API Gateway's JWT authorizer in front --------------------------
+# --- another issuer ------------------------------------------------------------------------
 
 
-def test_an_external_issuer_and_the_http_api_authorizer(
-    synth: Synth, empty_bundle: Path, tmp_path: Path
-) -> None:
+def test_an_external_issuer(synth: Synth, empty_bundle: Path, tmp_path: Path) -> None:
     _, template, _ = synth(
         empty_bundle,
         tmp_path,
@@ -122,7 +120,6 @@ def test_an_external_issuer_and_the_http_api_authorizer(
             "a2a:jwtIssuer": "https://login.example.com/",
             "a2a:jwtAudience": "agent-1,agent-2",
             "a2a:jwtTenantClaim": "org",
-            "a2a:httpApiJwtAuthorizer": "true",
         },
     )
     template.resource_count_is("AWS::Cognito::UserPool", 0)
@@ -131,23 +128,13 @@ def test_an_external_issuer_and_the_http_api_authorizer(
         assert environment[ENV.JWT_AUDIENCE] == "agent-1,agent-2"
         assert environment[ENV.JWT_TENANT_CLAIM] == "org"
         assert ENV.JWT_REQUIRED_SCOPES not in environment
-    template.has_resource_properties(
-        "AWS::ApiGatewayV2::Authorizer",
-        {
-            "AuthorizerType": "JWT",
-            "IdentitySource": ["$request.header.Authorization"],
-            "JwtConfiguration": {
-                "Issuer": "https://login.example.com/",
-                "Audience": ["agent-1", "agent-2"],
-            },
-        },
-    )
-    routes = {
-        r["Properties"]["RouteKey"]: r["Properties"]["AuthorizationType"]
-        for r in template.find_resources("AWS::ApiGatewayV2::Route").values()
-    }
-    # Every request passes the authorizer, except the public agent card.
-    assert routes == {"$default": "JWT", "GET /.well-known/agent-card.json": "NONE"}
+    # The in-process check decides; API Gateway runs no authorizer of its own.
+    template.resource_count_is("AWS::ApiGateway::Authorizer", 0)
+
+
+def test_the_http_api_authorizer_is_gone_and_says_so() -> None:
+    with pytest.raises(ConfigError, match="a2a:httpApiJwtAuthorizer is gone"):
+        DeployConfig.from_context({"a2a:httpApiJwtAuthorizer": "true"}.get)
 
 
 # --- configuration -----------------------------------------------------------------------

@@ -1,0 +1,185 @@
+"""The JSON-RPC app as an HTTP server for the AWS Lambda Web Adapter: `python -m handlers.stream`.
+
+On Lambda the adapter (an extension layer, `AWS_LWA_INVOKE_MODE=response_stream`) turns each
+invocation into an HTTP request to this server on 127.0.0.1:`PORT` (8080 by default) and
+streams the response back as it is written, so SSE events leave live (docs/public-door.md).
+The app is the one `handlers.jsonrpc` serves through Mangum; this module adds only what Mangum
+gives it from the invocation, taken from the two headers the adapter sets:
+
+- `x-amzn-lambda-context`: the Lambda context as JSON, `deadline` in epoch milliseconds ->
+  `scope["aws.context"]`, so streams and blocking calls end at the invocation's end less the
+  margin, exactly as through Mangum.
+- `x-amzn-request-context`: API Gateway's request context as JSON (the authorizer's verified
+  caller, the path the client used) -> `scope["aws.event"]`.
+
+A client can send headers of those names too. The adapter replaces both on every request
+(`HeaderMap::insert` in its `fetch_response`), so they are trusted only when this process runs
+under the adapter in Lambda (`AWS_LAMBDA_EXEC_WRAPPER=/opt/bootstrap` with the Lambda runtime
+API present). Anywhere else they are dropped unread: a forged header grants no identity and
+no longer deadline.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from a2akit.runtime import build_operations, explain_startup_errors
+from a2akit.settings import Settings, SettingsError
+from handlers.jsonrpc_app import create_app
+
+__all__ = ["LAMBDA_CONTEXT_HEADER", "LWA_WRAPPER", "REQUEST_CONTEXT_HEADER", "AdapterContext",
+           "main", "under_adapter"]
+
+LAMBDA_CONTEXT_HEADER = b"x-amzn-lambda-context"
+REQUEST_CONTEXT_HEADER = b"x-amzn-request-context"
+# The adapter's layer runs as the runtime's exec wrapper (its documented zip-function setup).
+LWA_WRAPPER = "/opt/bootstrap"
+# The adapter's SnapStart hook (AWS_LWA_SNAPSTART_AFTER_RESTORE_PATH): it POSTs here after a
+# restore, and answers 403 itself to any outside request for the path.
+AFTER_RESTORE_ENV = "AWS_LWA_SNAPSTART_AFTER_RESTORE_PATH"
+DEFAULT_PORT = 8080  # the adapter's default (AWS_LWA_PORT / PORT)
+DEFAULT_HOST = "127.0.0.1"  # the adapter connects to localhost; nothing else should
+
+ASGIApp = Callable[[dict[str, Any], Any, Any], Any]
+
+
+def under_adapter(environ: Mapping[str, str]) -> bool:
+    """Whether this process was started by the Lambda Web Adapter inside Lambda, the only
+    place where the two context headers come from the adapter and not from a client."""
+    return (environ.get("AWS_LAMBDA_EXEC_WRAPPER") == LWA_WRAPPER
+            and bool(environ.get("AWS_LAMBDA_RUNTIME_API")))
+
+
+class _InvocationContext:
+    """What `a2akit.budget.lambda_deadline` reads from Mangum's `aws.context`."""
+
+    def __init__(self, deadline_ms: float) -> None:
+        self.deadline_ms = deadline_ms
+
+    def get_remaining_time_in_millis(self) -> int:
+        return max(0, int(self.deadline_ms - time.time() * 1000))
+
+
+def _json_object(raw: bytes | None) -> dict[str, Any] | None:
+    if raw is None:
+        return None
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _deadline_ms(context: Mapping[str, Any] | None) -> float | None:
+    # lambda_runtime's Context serializes its deadline as `deadline` (epoch ms).
+    value = (context or {}).get("deadline")
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        return None
+    return float(value)
+
+
+class AdapterContext:
+    """ASGI layer: the adapter's context headers -> the scope keys Mangum sets; never passes
+    those headers on, so the app reads the invocation only from the scope."""
+
+    def __init__(self, app: ASGIApp, *, trusted: bool,
+                 after_restore: Callable[[], None] | None = None,
+                 after_restore_path: str | None = None) -> None:
+        self.app = app
+        self.trusted = trusted
+        self.after_restore = after_restore
+        self.after_restore_path = after_restore_path if trusted else None
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        lambda_raw = request_raw = None
+        headers = []
+        for name, value in scope["headers"]:
+            if name == LAMBDA_CONTEXT_HEADER:
+                lambda_raw = value
+            elif name == REQUEST_CONTEXT_HEADER:
+                request_raw = value
+            else:
+                headers.append((name, value))
+        scope = {**scope, "headers": headers}
+        if (self.after_restore_path is not None and scope["method"] == "POST"
+                and scope["path"] == self.after_restore_path):
+            await self._restored(send)
+            return
+        if self.trusted:
+            deadline = _deadline_ms(_json_object(lambda_raw))
+            if deadline is not None:
+                scope["aws.context"] = _InvocationContext(deadline)
+            request_context = _json_object(request_raw)
+            if request_context is not None:
+                scope["aws.event"] = {"requestContext": request_context}
+                path = _client_path(request_context)
+                if path is not None:
+                    scope["path"], scope["raw_path"] = path, path.encode()
+        await self.app(scope, receive, send)
+
+    async def _restored(self, send: Any) -> None:
+        if self.after_restore is not None:
+            self.after_restore()
+        await send({"type": "http.response.start", "status": 204, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+
+def _client_path(request_context: Mapping[str, Any]) -> str | None:
+    """The path the client asked for, stage included (REST API request context `path`): the
+    adapter forwards the path without the stage, while A2A_PUBLIC_URL and the card carry it."""
+    path = request_context.get("path")
+    if "http" in request_context or not isinstance(path, str) or not path.startswith("/"):
+        return None  # an HTTP API or Function URL context: its path is the one forwarded
+    return path
+
+
+def _port(environ: Mapping[str, str]) -> int:
+    # The adapter reads AWS_LWA_PORT, then PORT: the same order here.
+    for name in ("AWS_LWA_PORT", "PORT"):
+        raw = environ.get(name)
+        if raw:
+            if not raw.isdigit() or not 0 < int(raw) < 65536:
+                raise SettingsError(f"{name} must be a TCP port (1-65535), not {raw!r}")
+            return int(raw)
+    return DEFAULT_PORT
+
+
+def main() -> None:
+    import uvicorn  # only this entry point needs a server
+
+    environ = os.environ
+    with explain_startup_errors():
+        settings = Settings.from_env()
+        port = _port(environ)
+        operations = build_operations(settings)
+
+    def after_restore() -> None:
+        import random
+
+        operations.store.after_restore()  # connections opened before the snapshot
+        random.seed()  # restored copies of one snapshot would draw the same numbers
+
+    app = AdapterContext(create_app(operations), trusted=under_adapter(environ),
+                         after_restore=after_restore,
+                         after_restore_path=environ.get(AFTER_RESTORE_ENV) or None)
+    # Events leave as they are written: h11 sends each body chunk at once, and nothing here
+    # compresses or buffers (no GZip middleware; the app sets X-Accel-Buffering: no).
+    host = environ.get("AWS_LWA_HOST") or environ.get("HOST") or DEFAULT_HOST
+    config = uvicorn.Config(
+        app, host=host, port=port, http="h11", ws="none", loop="asyncio", lifespan="off",
+        access_log=False, server_header=False, proxy_headers=False,
+        log_level=settings.log_level.lower(),
+        # Longer than the adapter's idle pool timeout (4 s), so the adapter closes first.
+        timeout_keep_alive=5)
+    uvicorn.Server(config).run()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,185 @@
+"""The public door in the template: a REST API whose Lambda integration streams, the function
+running the Lambda Web Adapter in response_stream mode, the limits at the edge (stage
+throttling, reserved concurrency, the worker's maximum concurrency, the optional WAF), a
+domain name for each door, and one line naming the key when a required value is missing."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aws_cdk.assertions import Match, Template
+
+from a2akit.settings import ENV
+from infra.config import ConfigError, DeployConfig
+from infra.jsonrpc_api import ADAPTER_ENVIRONMENT, HANDLER, STAGE
+from infra.stack import PROJECT_ROOT
+from infra.worker import WORKER_HANDLER
+from tests.support.template import Synth, lambda_function
+
+CERTIFICATE = "arn:aws:acm:us-east-1:111111111111:certificate/11111111-1111-1111-1111-111111111111"
+
+
+def _function(template: Template, handler: str) -> dict[str, Any]:
+    return lambda_function(template, handler)[1]
+
+
+def test_the_public_door_is_a_regional_rest_api_that_streams(template: Template) -> None:
+    template.has_resource_properties(
+        "AWS::ApiGateway::RestApi", {"EndpointConfiguration": {"Types": ["REGIONAL"]}})
+    methods = template.find_resources("AWS::ApiGateway::Method")
+    assert len(methods) == 2  # ANY / and ANY /{proxy+}
+    for method in methods.values():
+        integration = method["Properties"]["Integration"]
+        assert integration["Type"] == "AWS_PROXY"
+        assert integration["ResponseTransferMode"] == "STREAM"
+        # Lambda's streaming invoke, for as long as the function may run.
+        assert "/response-streaming-invocations" in integration["Uri"]["Fn::Join"][1]
+        assert integration["TimeoutInMillis"] == _function(template, HANDLER)["Timeout"] * 1000
+    template.resource_count_is("AWS::ApiGatewayV2::Api", 0)
+    template.resource_count_is("AWS::Lambda::Url", 0)
+
+
+def test_the_function_runs_the_adapter_in_response_stream_mode(template: Template) -> None:
+    function = _function(template, HANDLER)
+    assert function["Handler"] == "run.sh"
+    (layer,) = function["Layers"]
+    assert ":layer:LambdaAdapterLayerArm64:" in json.dumps(layer)
+    variables = function["Environment"]["Variables"]
+    assert variables["AWS_LAMBDA_EXEC_WRAPPER"] == "/opt/bootstrap"
+    assert variables["AWS_LWA_INVOKE_MODE"] == "response_stream"
+    assert {k: variables[k] for k in ADAPTER_ENVIRONMENT} == ADAPTER_ENVIRONMENT
+    # The card advertises the stage URL, which streams.
+    url = variables[ENV.PUBLIC_URL]["Fn::Join"][1]
+    assert url[0] == "https://" and url[-1] == f"/{STAGE}/"
+
+
+def test_limits_at_the_edge_are_on_by_default(template: Template) -> None:
+    template.has_resource_properties("AWS::ApiGateway::Stage", {
+        "StageName": STAGE,
+        "MethodSettings": [Match.object_like({
+            "HttpMethod": "*", "ResourcePath": "/*",
+            "ThrottlingRateLimit": 50, "ThrottlingBurstLimit": 100})],
+        "AccessLogSetting": Match.object_like({}),
+    })
+    assert _function(template, HANDLER)["ReservedConcurrentExecutions"] == 100
+    template.has_resource_properties("AWS::Lambda::EventSourceMapping", {
+        "FunctionName": Match.any_value(), "ScalingConfig": {"MaximumConcurrency": 20}})
+    template.resource_count_is("AWS::WAFv2::WebACL", 0)
+
+
+def test_the_limits_follow_their_keys_and_waf_comes_with_a_rate_rule(
+    synth: Synth, empty_bundle: Path, tmp_path: Path
+) -> None:
+    _, template, _ = synth(empty_bundle, tmp_path, **{
+        "a2a:throttleRateLimit": "7.5", "a2a:throttleBurstLimit": "15",
+        "a2a:reservedConcurrency": "40", "a2a:workerMaxConcurrency": "5",
+        "a2a:waf": "true", "a2a:wafRateLimit": "300", "a2a:maxActiveTasksPerCaller": "3"})
+    template.has_resource_properties("AWS::ApiGateway::Stage", {"MethodSettings": [
+        Match.object_like({"ThrottlingRateLimit": 7.5, "ThrottlingBurstLimit": 15})]})
+    assert _function(template, HANDLER)["ReservedConcurrentExecutions"] == 40
+    template.has_resource_properties("AWS::Lambda::EventSourceMapping",
+                                     {"ScalingConfig": {"MaximumConcurrency": 5}})
+    template.has_resource_properties("AWS::WAFv2::WebACL", {
+        "Scope": "REGIONAL", "DefaultAction": {"Allow": {}},
+        "Rules": [Match.object_like({
+            "Action": {"Block": {}},
+            "Statement": {"RateBasedStatement": Match.object_like(
+                {"AggregateKeyType": "IP", "Limit": 300})}})]})
+    (association,) = template.find_resources("AWS::WAFv2::WebACLAssociation").values()
+    stage_arn = json.dumps(association["Properties"]["ResourceArn"])
+    assert "/restapis/" in stage_arn and "/stages/" in stage_arn
+    # The stack passes the per-caller quota to both bindings; the worker creates no tasks.
+    assert _function(template, HANDLER)["Environment"]["Variables"][
+        ENV.MAX_ACTIVE_TASKS_PER_CALLER] == "3"
+    assert ENV.MAX_ACTIVE_TASKS_PER_CALLER not in _function(
+        template, WORKER_HANDLER)["Environment"]["Variables"]
+
+
+def test_each_door_gets_its_domain_name(
+    synth: Synth, empty_bundle: Path, tmp_path: Path
+) -> None:
+    _, template, _ = synth(empty_bundle, tmp_path, **{
+        "a2a:domainName": "agent.example.com", "a2a:hostedZoneId": "Z0PUBLIC",
+        "a2a:hostedZoneName": "example.com",
+        "a2a:grpcDomainName": "grpc.example.internal", "a2a:grpcCertificateArn": CERTIFICATE,
+        "a2a:grpcHostedZoneId": "Z0PRIVATE", "a2a:grpcHostedZoneName": "example.internal",
+        "a2a:grpcAllowedCidrs": "10.0.0.0/16, 172.16.0.0/12"})
+    # The public door: a certificate validated in the zone, the name, its alias record, and
+    # no second (execute-api) URL.
+    template.has_resource_properties("AWS::CertificateManager::Certificate", {
+        "DomainName": "agent.example.com", "ValidationMethod": "DNS"})
+    template.has_resource_properties("AWS::ApiGateway::DomainName", {
+        "DomainName": "agent.example.com", "EndpointConfiguration": {"Types": ["REGIONAL"]}})
+    template.has_resource_properties("AWS::ApiGateway::RestApi",
+                                     {"DisableExecuteApiEndpoint": True})
+    records = {r["Properties"]["Name"]: r["Properties"]["HostedZoneId"]
+               for r in template.find_resources("AWS::Route53::RecordSet").values()}
+    assert records == {"agent.example.com.": "Z0PUBLIC", "grpc.example.internal.": "Z0PRIVATE"}
+    # Both bindings advertise the names the certificates cover.
+    variables = _function(template, HANDLER)["Environment"]["Variables"]
+    assert variables[ENV.PUBLIC_URL] == "https://agent.example.com/"
+    assert variables[ENV.GRPC_ADDRESS] == "grpc.example.internal:443"
+    assert template.find_outputs("*")["GrpcAddress"]["Value"] == "grpc.example.internal:443"
+    template.has_resource_properties("AWS::ElasticLoadBalancingV2::Listener",
+                                     {"Certificates": [{"CertificateArn": CERTIFICATE}]})
+    ingress = [rule["CidrIp"] for group in
+               template.find_resources("AWS::EC2::SecurityGroup").values()
+               for rule in group["Properties"].get("SecurityGroupIngress", [])]
+    assert sorted(ingress) == ["10.0.0.0/16", "172.16.0.0/12"]
+
+
+def test_a_streaming_function_url_only_when_asked_for(
+    synth: Synth, empty_bundle: Path, tmp_path: Path
+) -> None:
+    _, template, _ = synth(empty_bundle, tmp_path, **{"a2a:functionUrl": "true"})
+    template.has_resource_properties("AWS::Lambda::Url", {
+        "AuthType": "NONE", "InvokeMode": "RESPONSE_STREAM", "Qualifier": "live"})
+    assert "FunctionUrl" in template.find_outputs("*")
+
+
+@pytest.mark.parametrize(("context", "key"), [
+    ({"a2a:grpc": "true", "a2a:grpcDomainName": "g.example"}, "a2a:grpcCertificateArn"),
+    ({"a2a:grpc": "true", "a2a:grpcCertificateArn": CERTIFICATE}, "a2a:grpcDomainName"),
+    ({"a2a:domainName": "agent.example.com"}, "a2a:domainName"),
+    ({"a2a:certificateArn": CERTIFICATE}, "a2a:domainName"),
+    ({"a2a:domainName": "a.example.com", "a2a:hostedZoneId": "Z1"}, "a2a:hostedZoneName"),
+    ({"a2a:grpcAllowedCidrs": "10.0.0.1/16"}, "a2a:grpcAllowedCidrs"),
+    ({"a2a:throttleRateLimit": "0"}, "a2a:throttleRateLimit"),
+    ({"a2a:throttleBurstLimit": "0"}, "a2a:throttleBurstLimit"),
+    ({"a2a:reservedConcurrency": "0"}, "a2a:reservedConcurrency"),
+    ({"a2a:workerMaxConcurrency": "1"}, "a2a:workerMaxConcurrency"),
+    ({"a2a:wafRateLimit": "5"}, "a2a:wafRateLimit"),
+    ({"a2a:waf": "maybe"}, "a2a:waf"),
+    ({"a2a:maxActiveTasksPerCaller": "0"}, "a2a:maxActiveTasksPerCaller"),
+])
+def test_door_context_mistakes_name_their_key(context: dict[str, Any], key: str) -> None:
+    with pytest.raises(ConfigError, match=key) as raised:
+        DeployConfig.from_context(context.get)
+    assert "\n" not in str(raised.value)
+
+
+def test_the_committed_context_needs_no_certificate() -> None:
+    committed = json.loads((PROJECT_ROOT / "cdk.json").read_text())["context"]
+    assert not [key for key in committed if "certificate" in key.lower()]
+    config = DeployConfig.from_context(committed.get)
+    assert config.grpc is False and config.domain_name is None
+
+
+def test_synth_without_a_required_certificate_stops_with_one_line(tmp_path: Path) -> None:
+    # What `cdk synth -c a2a:grpc=true` runs: the app, its context from the CLI.
+    context = {"a2a:grpc": "true", "a2a:grpcDomainName": "grpc.example.internal",
+               "a2a:lambdaBundle": str(tmp_path)}
+    env = {**os.environ, "CDK_CONTEXT_JSON": json.dumps(context), "CDK_OUTDIR": str(tmp_path),
+           "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20"}
+    result = subprocess.run([sys.executable, "-m", "infra.app"], cwd=PROJECT_ROOT, env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        "a2akit: cannot synthesize: a2a:grpcCertificateArn is required with a2a:grpc=true "
+        "(or leave gRPC off)"]

@@ -1,0 +1,153 @@
+"""The streaming door as it runs on Lambda: `python -m handlers.stream` in its own process,
+requests carrying the Lambda Web Adapter's context headers, read with httpx as a stream.
+
+Events leave as the agent emits them (each stamped chunk arrives within 100 ms of its stamp;
+the agent pauses 300 ms between chunks, so a buffered door would be seconds late), idle
+streams carry keep-alive comments, a stream ends at the invocation's deadline less the
+margin, and the context headers count only under the adapter."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from infra.bundle import RUN_SCRIPT, write_run_script
+from tests.queue.processes import kit_env, worker
+from tests.queue.sqs import make_queues
+from tests.stream.agents import DELAY_ENV
+from tests.stream.door import STAMPED, door, lags, lambda_context, read_stream, results, rpc
+from tests.support.moto import client as aws_client
+from tests.support.processes import ROOT, free_port, python_env, running
+
+pytestmark = pytest.mark.slow
+
+LIVE_LAG_SECONDS = 0.1
+
+
+def _states(lines: list[tuple[float, str]]) -> list[str]:
+    return [r["statusUpdate"]["status"]["state"] for _, r in results(lines) if "statusUpdate" in r]
+
+
+def test_each_event_arrives_as_the_agent_emits_it(tmp_path: Path) -> None:
+    with door(tmp_path / "door.log", adapter=True) as url:
+        _, status, lines = read_stream(url, 5, {"x-amzn-lambda-context": lambda_context(60)})
+    assert status == 200
+    delays = lags(lines)
+    assert len(delays) == 5
+    assert max(delays) < LIVE_LAG_SECONDS, delays
+    assert _states(lines)[-1] == "TASK_STATE_COMPLETED"
+
+
+def test_an_idle_stream_carries_keepalive_comments(tmp_path: Path) -> None:
+    with door(tmp_path / "door.log", adapter=True, A2A_SSE_KEEPALIVE_SECONDS="0.2",
+              **{DELAY_ENV: "1.5"}) as url:
+        _, _, lines = read_stream(url, 1, {"x-amzn-lambda-context": lambda_context(60)})
+    kinds = ["keep-alive" if line == ": keep-alive" else "data" if line.startswith("data:")
+             else None for _, line in lines]
+    kinds = [kind for kind in kinds if kind]
+    # submitted, working, then 1.5 s without an event, then the chunk and completed.
+    first_chunk = next(i for i, (_, r) in enumerate(
+        (at, r) for at, r in results(lines)) if "artifactUpdate" in r)
+    assert first_chunk == 2
+    idle = kinds[2:kinds.index("data", 2)]
+    assert len(idle) >= 3 and set(idle) == {"keep-alive"}, kinds
+
+
+def test_the_stream_ends_at_the_invocation_deadline_less_the_margin(tmp_path: Path) -> None:
+    # No stream budget of its own: only the invocation bounds the stream.
+    with door(tmp_path / "door.log", adapter=True, A2A_BUDGET_MARGIN_SECONDS="1") as url:
+        started, _, lines = read_stream(url, 40, {"x-amzn-lambda-context": lambda_context(4)})
+    ended = lines[-1][0] - started
+    assert 2.5 <= ended < 3.9, ended  # deadline 4 s, margin 1 s
+    assert "TASK_STATE_COMPLETED" not in _states(lines)
+    assert len(lags(lines)) < 40
+
+
+def test_a_forged_lambda_context_sets_no_deadline(tmp_path: Path) -> None:
+    # Not under the adapter: the header is a client's and is dropped unread, so the stream
+    # runs to its own budget (2.5 s), not to the forged deadline less the margin (0.5 s).
+    with door(tmp_path / "door.log", adapter=False, A2A_BUDGET_MARGIN_SECONDS="0.5",
+              A2A_STREAM_BUDGET_SECONDS="2.5") as url:
+        started, _, lines = read_stream(url, 40, {"x-amzn-lambda-context": lambda_context(1)})
+    ended = lines[-1][0] - started
+    assert 2.0 <= ended < 4.0, ended
+
+
+def _claims(sub: str, path: str = "/") -> str:
+    # A REST API request context with a Cognito authorizer's claims, as the adapter sends it.
+    return json.dumps({"stage": "a2a", "path": path, "resourcePath": "/{proxy+}",
+                       "requestId": "r", "identity": {"sourceIp": "192.0.2.1"},
+                       "authorizer": {"claims": {"sub": sub}}})
+
+
+def _send(url: str, headers: dict[str, str]) -> httpx.Response:
+    return httpx.post(url, json=rpc("SendMessage", "1"),
+                      headers={"A2A-Version": "1.0", **headers}, timeout=30)
+
+
+def test_a_forged_request_context_grants_no_identity(tmp_path: Path) -> None:
+    forged = {"x-amzn-request-context": _claims("victim")}
+    with door(tmp_path / "plain.log", adapter=False, A2A_ALLOW_ANONYMOUS="false",
+              **{DELAY_ENV: "0"}) as url:
+        refused = _send(url, forged)
+    assert refused.status_code == 401
+    assert "result" not in refused.json()
+    # Under the adapter the same header is the adapter's own: the authorizer's caller.
+    with door(tmp_path / "adapter.log", adapter=True, A2A_ALLOW_ANONYMOUS="false",
+              **{DELAY_ENV: "0"}) as url:
+        accepted = _send(url, forged)
+    assert accepted.status_code == 200, accepted.text
+    assert accepted.json()["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+def test_a_stage_path_reaches_the_interface_and_the_card(tmp_path: Path) -> None:
+    # The REST API forwards `/` for `https://host/a2a/`; the request context has the stage.
+    with door(tmp_path / "door.log", adapter=True, path="/a2a/", **{DELAY_ENV: "0"}) as url:
+        reply = _send(url, {"x-amzn-request-context": _claims("someone", "/a2a/")})
+        card = httpx.get(url + ".well-known/agent-card.json", headers={
+            "x-amzn-request-context": _claims("someone", "/a2a/.well-known/agent-card.json")})
+    assert reply.status_code == 200, reply.text
+    assert card.status_code == 200
+    assert card.json()["supportedInterfaces"][0]["url"].endswith("/a2a/")
+
+
+def test_queue_mode_streams_a_workers_events_live(
+    ddb_endpoint: str, moto_endpoint: str, tmp_path: Path
+) -> None:
+    sqs = aws_client("sqs", moto_endpoint)
+    queue, _ = make_queues(sqs, visibility_seconds=30)
+    env = kit_env(ddb_endpoint, STAMPED, AWS_ENDPOINT_URL_SQS=moto_endpoint,
+                  A2A_QUEUE_URL=queue, **{DELAY_ENV: "0.3"})
+    with worker(env, tmp_path / "worker.log"), door(
+            tmp_path / "door.log", adapter=True, A2A_EXECUTION="queue",
+            **{k: v for k, v in env.items() if k.startswith(("A2A_", "AWS_ENDPOINT"))}) as url:
+        started, status, lines = read_stream(url, 5, {"x-amzn-lambda-context": lambda_context(60)})
+    assert status == 200
+    delays = lags(lines)
+    assert len(delays) == 5
+    # The front door reads the worker's events from DynamoDB, polling at most every 1 s
+    # (DynamoDBStore.poll_interval) while idle: late by a poll at most, never by the stream.
+    assert max(delays) < 1.5, delays
+    first_chunk_at = next(at for at, r in results(lines) if "artifactUpdate" in r)
+    assert first_chunk_at - started < 5 * 0.3 + 1.0  # before the last chunk could be emitted
+    assert _states(lines)[-1] == "TASK_STATE_COMPLETED"
+    assert time.time() - started < 30
+
+
+def test_the_bundles_run_script_starts_the_door(tmp_path: Path) -> None:
+    # What the adapter's bootstrap runs as the function's handler, from the task root.
+    script = tmp_path / RUN_SCRIPT
+    write_run_script(script)
+    port = free_port()
+    env = python_env(PORT=str(port), LAMBDA_TASK_ROOT=str(ROOT), A2A_ALLOW_ANONYMOUS="true",
+                     PATH=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}")
+    env.pop("PYTHONPATH")
+    with running(["sh", str(script)], ports=[port], env=env, log=tmp_path / "run.log"):
+        card = httpx.get(f"http://127.0.0.1:{port}/.well-known/agent-card.json", timeout=10)
+    assert card.status_code == 200
