@@ -55,7 +55,7 @@ def under_adapter(environ: Mapping[str, str]) -> bool:
 
 
 class _InvocationContext:
-    """What `a2akit.budget.lambda_deadline` reads from Mangum's `aws.context`."""
+    """What `a2akit.execution.budget.lambda_deadline` reads from Mangum's `aws.context`."""
 
     def __init__(self, deadline_ms: float) -> None:
         self.deadline_ms = deadline_ms

@@ -1,5 +1,5 @@
 """The lease sweeper: a Lambda on an EventBridge schedule that ends FAILED every task whose
-runner's lease expired (a2akit.leases). Deployed in every mode: an inline front door's
+runner's lease expired (a2akit.execution.leases). Deployed in every mode: an inline front door's
 process can freeze or die as well as a worker's."""
 
 from __future__ import annotations

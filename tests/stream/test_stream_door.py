@@ -18,8 +18,8 @@ import httpx
 import pytest
 
 from infra.bundle import RUN_SCRIPT, write_run_script
-from tests.queue.processes import kit_env, worker
-from tests.queue.sqs import make_queues
+from tests.execution.processes import kit_env, worker
+from tests.execution.sqs import make_queues
 from tests.stream.agents import DELAY_ENV
 from tests.stream.door import STAMPED, door, lags, lambda_context, read_stream, results, rpc
 from tests.support.moto import client as aws_client
