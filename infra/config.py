@@ -24,7 +24,7 @@ class ConfigError(ValueError):
 
 
 class CONTEXT:
-    """Context keys, one place (README.md lists them with examples)."""
+    """Context keys, one place (infra/README.md lists them with their defaults)."""
 
     ACCOUNT = "a2a:account"
     REGION = "a2a:region"

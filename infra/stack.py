@@ -275,7 +275,7 @@ class A2AStack(Stack):
             CfnOutput(self, "Scope", value=self.issuer.scope)
         if self.api_keys is not None:
             CfnOutput(self, "ApiKeysSecretArn", value=self.api_keys.secret.secret_arn,
-                      description="API-key records (hashes); see README, Authentication")
+                      description="API-key records (hashes); see docs/authentication.md")
 
     def _grant_table(self, role: iam.IRole | None, *index_arns: str) -> None:
         """The store's item actions on the table, and Query on the named indexes only."""
