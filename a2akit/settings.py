@@ -52,9 +52,7 @@ class ENV:
     QUEUE_MAX_RECEIVES = "A2A_QUEUE_MAX_RECEIVES"
     SWEEP_SECONDS = "A2A_SWEEP_SECONDS"
     SSE_KEEPALIVE_SECONDS = "A2A_SSE_KEEPALIVE_SECONDS"
-    # Set by the CDK stack for the core's per-caller quota (docs/public-door.md).
-    MAX_ACTIVE_TASKS_PER_CALLER = "A2A_MAX_ACTIVE_TASKS_PER_CALLER"
-    # Authentication (README, "Authentication").
+    # Authentication (docs/authentication.md).
     JWT_ISSUER = "A2A_JWT_ISSUER"
     JWT_JWKS_URL = "A2A_JWT_JWKS_URL"
     JWT_AUDIENCE = "A2A_JWT_AUDIENCE"
@@ -70,7 +68,7 @@ class ENV:
     API_KEYS_MAX_AGE_SECONDS = "A2A_API_KEYS_MAX_AGE_SECONDS"
     AUTH_REFRESH_SECONDS = "A2A_AUTH_REFRESH_SECONDS"
     AUTH_TIMEOUT_SECONDS = "A2A_AUTH_TIMEOUT_SECONDS"
-    # Push notification delivery (README, "Push notifications").
+    # Push notification delivery (docs/push.md).
     PUSH_DELIVERY = "A2A_PUSH_DELIVERY"
     PUSH_ALLOW_HTTP = "A2A_PUSH_ALLOW_HTTP"
     PUSH_ALLOW_CIDRS = "A2A_PUSH_ALLOW_CIDRS"
@@ -89,9 +87,9 @@ DEFAULT_AGENT = "a2akit.examples.echo:agent"
 INLINE = "inline"
 QUEUE = "queue"
 EXECUTION_MODES = (INLINE, QUEUE)
-# Who sends push notifications (README, "Push notifications"): the process that wrote the
-# events (`inline`), or the dispatcher Lambda fed by the table's stream (`stream`, on AWS: a
-# Lambda freezes once it answers, so it cannot deliver in the background).
+# Who sends push notifications (docs/push.md): the process that wrote the events (`inline`),
+# or the dispatcher Lambda fed by the table's stream (`stream`, on AWS: a Lambda freezes once
+# it answers, so it cannot deliver in the background).
 STREAM = "stream"
 PUSH_DELIVERY_MODES = (INLINE, STREAM)
 # Asymmetric signatures only: `none` and the HMAC family (whose "key" would be the issuer's

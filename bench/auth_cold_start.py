@@ -27,8 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from a2akit.auth.api_keys import hash_key, new_key  # noqa: E402
-from tests.auth import aws  # noqa: E402
 from tests.auth.issuer import AUDIENCE, Issuer, make_keys  # noqa: E402
+from tests.support import moto as aws  # noqa: E402
 
 _CHILD = textwrap.dedent("""
     import json, os, sys, time

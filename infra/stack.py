@@ -81,9 +81,6 @@ class A2AStack(Stack):
             ENV.ALLOW_ANONYMOUS: _flag(config.allow_anonymous),
             **auth_environment,
         }
-        if config.max_active_tasks_per_caller is not None:
-            # Read by the core's per-caller quota where tasks are created (both bindings).
-            common[ENV.MAX_ACTIVE_TASKS_PER_CALLER] = str(config.max_active_tasks_per_caller)
         # Queue mode: whoever enqueues gets these settings and may only send.
         queued: dict[str, str] = {}
         self.worker: QueueWorker | None = None
@@ -311,7 +308,7 @@ class A2AStack(Stack):
             CfnOutput(self, "Scope", value=self.issuer.scope)
         if self.api_keys is not None:
             CfnOutput(self, "ApiKeysSecretArn", value=self.api_keys.secret.secret_arn,
-                      description="API-key records (hashes); see README, Authentication")
+                      description="API-key records (hashes); see docs/authentication.md")
 
     def _grant_table(self, role: iam.IRole | None, *index_arns: str) -> None:
         """The store's item actions on the table, and Query on the named indexes only."""

@@ -2,7 +2,7 @@
 (from `a2akit.caller.resolve_call`) before any lookup, and the agent card declares the very
 schemes that check them (`Authenticator.declare`).
 
-Schemes, each on when its settings are (README, "Authentication"):
+Schemes, each on when its settings are (docs/authentication.md):
 
     jwt.py          OAuth 2.0 / OpenID Connect bearer JWTs          A2A_JWT_ISSUER, ...
     api_keys.py     API keys in a header, stored as SHA-256 hashes  A2A_API_KEYS[_SECRET|_PARAMETER]
