@@ -1,8 +1,9 @@
 """The JSON-RPC 2.0 binding as a Starlette app (spec section 9), over the shared core.
 
-Checks run in the reference order: JSON parse -> envelope -> method -> params -> version ->
-caller -> operation. Errors answer with the catalogue's code and its HTTP status: 200 for A2A
-errors, 401 (with WWW-Authenticate) for missing or bad credentials. Streaming methods answer
+Checks run in the reference order, after the Content-Type (JSON only, else 415): JSON parse ->
+envelope -> method -> params -> version -> caller -> operation. Errors answer with the
+catalogue's code and its HTTP status: 200 for A2A errors, 401 (with WWW-Authenticate) for
+missing or bad credentials. Streaming methods answer
 `text/event-stream`, each event a whole JSON-RPC response; an error found before the first
 event is a plain JSON response.
 """
@@ -45,6 +46,8 @@ log = logging.getLogger("a2akit.jsonrpc")
 
 AGENT_CARD_PATH = "/.well-known/agent-card.json"
 JSON = "application/json"
+# The media types a request may declare: JSON-RPC's application/json, and A2A's own.
+_JSON_TYPES = frozenset({JSON, "application/a2a+json"})
 _KEEPALIVE_SECONDS = 15.0
 _Id = str | int | None
 
@@ -79,6 +82,20 @@ class _JsonRpc:
         return InvalidRequestError(f"Request body exceeds the limit of {self.limit} bytes",
                                    metadata={"limitBytes": str(self.limit)})
 
+    @staticmethod
+    def _check_content_type(request: Request) -> None:
+        """Refuse a request that does not say it is JSON, before its body is read: text/plain,
+        form and multipart bodies are what a web page may POST cross-site without a CORS
+        preflight, so executing them would let any page start tasks with a visitor's browser."""
+        declared = request.headers.get("content-type")
+        if declared in _JSON_TYPES:
+            return  # the usual exact value: no parsing
+        if declared is not None and declared.partition(";")[0].strip().lower() in _JSON_TYPES:
+            return
+        raise InvalidRequestError(
+            "Content-Type must be application/json or application/a2a+json",
+            metadata={"contentType": declared or ""}, http_status=415)
+
     async def _body(self, request: Request) -> bytes:
         declared = request.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > self.limit:
@@ -93,6 +110,7 @@ class _JsonRpc:
     async def handle(self, request: Request) -> Response:
         request_id: _Id = None
         try:
+            self._check_content_type(request)
             payload = parse_json_body(await self._body(request))
             if isinstance(payload, list):
                 raise InvalidRequestError("Batch requests are not supported")
