@@ -10,7 +10,9 @@ from a2akit.generated import a2a_pb2 as pb
 if TYPE_CHECKING:  # caller.py imports this package at run time
     from a2akit.caller import Headers
 
-__all__ = ["Scheme", "bearer_token", "first_header"]
+__all__ = ["AUTHORIZATION", "Scheme", "bearer_token", "first_header"]
+
+AUTHORIZATION = "authorization"
 
 
 class Scheme(Protocol):
@@ -21,6 +23,8 @@ class Scheme(Protocol):
     name: str
     # The WWW-Authenticate challenge a 401 names this scheme with (RFC 9110 11.6.1).
     challenge: str
+    # The header (= gRPC metadata key, lower case) its credential comes in.
+    header: str
 
     def credential(self, headers: Headers) -> str | None:
         """The credential this scheme reads, if the request carries one (even empty)."""
@@ -46,7 +50,7 @@ def first_header(headers: Headers, name: str) -> str | None:
 def bearer_token(headers: Headers) -> str | None:
     """The token of `Authorization: Bearer TOKEN` (RFC 6750 2.1; the scheme name is
     case-insensitive); None when there is no Authorization header or it names another scheme."""
-    authorization = first_header(headers, "authorization")
+    authorization = first_header(headers, AUTHORIZATION)
     if authorization is None:
         return None
     scheme, _, token = authorization.strip().partition(" ")

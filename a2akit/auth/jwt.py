@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import jwt
 
 from a2akit.auth._cache import Reloading, SourceError
-from a2akit.auth._scheme import bearer_token
+from a2akit.auth._scheme import AUTHORIZATION, bearer_token
 from a2akit.auth.identity import Identity
 from a2akit.auth.jwks import KeySet, discovery_url, key_set_cache
 from a2akit.errors import AuthenticationRequiredError, PermissionDeniedError, UnavailableError
@@ -54,6 +54,7 @@ class JwtScheme:
 
     name = "oidc"
     challenge = 'Bearer realm="a2a"'
+    header = AUTHORIZATION
 
     def __init__(self, settings: Settings, keys: Reloading[KeySet]) -> None:
         assert settings.jwt_issuer is not None

@@ -87,6 +87,10 @@ CASES: dict[str, tuple[Case, str | None]] = {
     "api-key-revoked": (lambda i: {"x-api-key": REVOKED}, UNAUTHENTICATED),
     "api-key-empty": (lambda i: {"x-api-key": ""}, UNAUTHENTICATED),
     "basic": (lambda i: {"Authorization": "Basic YWxpY2U6c2VjcmV0"}, UNAUTHENTICATED),
+    # A valid key does not make an Authorization header of another scheme go unread.
+    "api-key-with-basic": (lambda i: {"x-api-key": RIGHT,
+                                      "Authorization": "Basic YWxpY2U6c2VjcmV0"},
+                           UNAUTHENTICATED),
     "two-schemes": (lambda i: {**bearer(i.token()), "x-api-key": RIGHT}, UNAUTHENTICATED),
 }
 
