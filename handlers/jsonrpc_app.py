@@ -40,7 +40,7 @@ from a2akit.protojson import from_json, to_json
 from handlers.conditional import not_modified
 from handlers.json_body import parse_json_body
 
-__all__ = ["AGENT_CARD_PATH", "create_app"]
+__all__ = ["AGENT_CARD_PATH", "JSON", "create_app", "error_json"]
 
 log = logging.getLogger("a2akit.jsonrpc")
 
@@ -61,6 +61,11 @@ def _error_body(error: A2AError, request_id: _Id) -> dict[str, Any]:
     data = [json_format.MessageToDict(detail) for detail in status.details]
     return {"jsonrpc": "2.0", "id": request_id,
             "error": {"code": error.jsonrpc_code, "message": error.message, "data": data}}
+
+
+def error_json(error: A2AError) -> bytes:
+    """The JSON-RPC response (id null) that reports `error`, for a request never read."""
+    return _dumps(_error_body(error, None))
 
 
 def _error_response(error: A2AError, request_id: _Id, challenge: str) -> Response:
