@@ -41,7 +41,7 @@ def lambda_handler(app: Starlette) -> LambdaHandler:
 
     def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         try:
-            return adapter(event, context)  # type: ignore[arg-type]
+            return adapter(event, context)
         except Exception as exc:
             # One line, bounded: the message may quote what the client sent.
             log.warning("refused a Lambda event the adapter cannot read: %s: %.200r",
