@@ -45,7 +45,10 @@ class StartupError(Exception):
 
 
 def load_agent(path: str) -> Agent:
-    """Import `module:attribute`; the attribute is an agent, or a class/factory making one."""
+    """Import `module:attribute`; the attribute is an agent, or a class/factory making one.
+
+    Raises SettingsError naming A2A_AGENT for anything else, and when importing the module
+    or making the agent fails (with the exception and where it was raised)."""
     module_name, _, attribute = path.partition(":")
     if not module_name or not attribute:
         raise SettingsError(f"A2A_AGENT must look like module:attribute, not {path!r}")
@@ -61,7 +64,18 @@ def load_agent(path: str) -> Agent:
         target = getattr(module, attribute)
     except AttributeError as exc:
         raise SettingsError(f"A2A_AGENT={path!r} cannot be imported: {exc}") from exc
-    agent = target if hasattr(target, "execute") and not isinstance(target, type) else target()
+    if hasattr(target, "execute") and not isinstance(target, type):
+        agent = target
+    elif callable(target):
+        try:
+            agent = target()
+        except Exception as exc:
+            # The agent's constructor failed (or the factory wants arguments): say where.
+            raise SettingsError(f"A2A_AGENT={path!r} could not make the agent: "
+                                f"{type(exc).__name__}: {exc}{_where(exc)}") from exc
+    else:
+        raise SettingsError(f"A2A_AGENT={path!r} is a {type(target).__name__}, not an agent "
+                            "or a class or factory that makes one")
     if not isinstance(agent, Agent):
         raise SettingsError(f"A2A_AGENT={path!r} has no async execute(context, task) method")
     return agent
@@ -156,17 +170,17 @@ def build_operations(settings: Settings, store: TaskStore | None = None,
                      agent: Agent | None = None,
                      authenticator: Authenticator | None = None) -> Operations:
     agent = agent if agent is not None else load_agent(settings.agent)
-    # The store before the authenticator: a kit that cannot reach its store says only that,
-    # not the anonymous-access warning first.
+    # The store and the queue before the authenticator: a kit that cannot reach them says
+    # only that, not the anonymous-access warning first.
     store = make_store(settings) if store is None else with_push_delivery(settings, store)
-    if authenticator is None:
-        authenticator = Authenticator.from_settings(settings)
     queue = None
     if settings.execution == QUEUE:
         # Imported only in queue mode: it loads boto3 for SQS.
         from a2akit.queue import make_queue
 
         queue = make_queue(settings)
+    if authenticator is None:
+        authenticator = Authenticator.from_settings(settings)
     return Operations(settings, store, agent, build_card(settings, agent, authenticator),
                       authenticator, queue)
 

@@ -14,8 +14,17 @@ __all__ = ["make_client"]
 
 
 def make_client(settings: Settings) -> SQSClient:
+    """Raises StartupError when boto3 finds no region (the kit's DynamoDB client reads
+    AWS_REGION too; boto3 reads AWS_DEFAULT_REGION or a profile)."""
     import boto3
+    import botocore.exceptions
 
     from a2akit.store.dynamodb import client_config
 
-    return boto3.client("sqs", endpoint_url=settings.sqs_endpoint, config=client_config())
+    try:
+        return boto3.client("sqs", endpoint_url=settings.sqs_endpoint, config=client_config())
+    except botocore.exceptions.NoRegionError as exc:
+        from a2akit.runtime import StartupError  # the runtime imports this module lazily too
+
+        raise StartupError("no AWS region for the SQS client (A2A_EXECUTION=queue, "
+                           "A2A_PUSH_DLQ_URL); set AWS_DEFAULT_REGION") from exc
