@@ -100,6 +100,7 @@ async def main() -> None:
         os.environ.setdefault(ENV.GRPC_ADDRESS, f"{args.host}:{args.grpc_port}")
     settings = Settings.from_env()
     operations = build_operations(settings)
+    operations.authenticator.warn_if_nobody_can_call()
     # The same lease sweep the scheduled Lambda runs on AWS (a2akit.leases).
     sweeper = asyncio.ensure_future(sweep_periodically(operations.store, settings.sweep_seconds))
     config = uvicorn.Config(create_app(operations), host=args.host, port=port,

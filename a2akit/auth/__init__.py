@@ -92,6 +92,18 @@ class Authenticator:
         return cls(schemes, allow_anonymous=settings.allow_anonymous,
                    required_scopes=settings.jwt_required_scopes)
 
+    def warn_if_nobody_can_call(self) -> None:
+        """Log one WARNING when no caller can be authenticated in process: no scheme and no
+        anonymous access. Run by the entry points no platform identity reaches (gRPC,
+        ./dev serve); behind API Gateway an authorizer or IAM may be the only scheme."""
+        if self.schemes or self.allow_anonymous:
+            return
+        log.warning("no caller can be authenticated: every call will be refused "
+                    "(UNAUTHENTICATED / HTTP 401); set %s and %s, or one of %s, %s, %s, or "
+                    "%s=true for local development", ENV.JWT_ISSUER, ENV.JWT_AUDIENCE,
+                    ENV.API_KEYS, ENV.API_KEYS_SECRET, ENV.API_KEYS_PARAMETER,
+                    ENV.ALLOW_ANONYMOUS)
+
     @property
     def challenge(self) -> str:
         """The WWW-Authenticate value of a 401: one challenge per configured scheme."""
