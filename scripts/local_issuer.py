@@ -13,6 +13,7 @@ The kit accepts http:// for an issuer on loopback only.
 from __future__ import annotations
 
 import argparse
+import secrets
 import threading
 from typing import Any
 
@@ -22,9 +23,14 @@ TOKEN_PATH = "/token"
 
 
 class LocalIssuer(Issuer):
+    # A key id of its own per run: a kit still holding the last run's key set then fetches
+    # the new one at the first token that names it (the same id would read as a bad signature).
+    kid = f"local-{secrets.token_hex(4)}"
+
     def _document(self, path: str) -> dict[str, Any] | None:
         if path == TOKEN_PATH:
-            return {"access_token": self.token(), "token_type": "Bearer", "expires_in": 600}
+            return {"access_token": self.token(self.kid), "token_type": "Bearer",
+                    "expires_in": 600}
         return super()._document(path)
 
 
@@ -34,11 +40,11 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=8090, help="0: any free port")
     args = parser.parse_args()
     try:
-        issuer = LocalIssuer({"k1": rsa_key()}, port=args.port)
+        issuer = LocalIssuer({LocalIssuer.kid: rsa_key()}, port=args.port)
     except OSError as exc:
         raise SystemExit(f"local_issuer: cannot listen on 127.0.0.1:{args.port}: "
                          f"{exc.strerror or exc}; pick another with --port") from None
-    issuer.publish("k1")
+    issuer.publish(issuer.kid)
     print(f"Issuer  {issuer.url}  (its key lives in memory: Ctrl-C stops it, its tokens die)\n"
           "Point the kit at it, from another shell:\n"
           f"  A2A_ALLOW_ANONYMOUS=false A2A_JWT_ISSUER={issuer.url} A2A_JWT_AUDIENCE={AUDIENCE}"
