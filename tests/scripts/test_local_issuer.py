@@ -36,6 +36,7 @@ def test_the_kit_accepts_its_tokens(tmp_path: Path) -> None:
                                                     jwt_audiences=("a2a-agent",)))
         identity = asyncio.run(auth.authenticate(bearer(token)))
         assert identity.owner == "jwt:alice"
+        assert identity.scopes is not None and "a2a/invoke" in identity.scopes
         other = Authenticator.from_settings(Settings(jwt_issuer=url,
                                                      jwt_audiences=("another-agent",)))
         with pytest.raises(AuthenticationRequiredError):
