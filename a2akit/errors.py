@@ -8,7 +8,8 @@
 Each class is one row of the table: its JSON-RPC code, its gRPC status code (numbers from
 google.rpc.Code, so the core needs no grpc import), the HTTP status the JSON-RPC binding
 answers with (200 for every error a JSON-RPC error object describes; 401 where HTTP
-authentication needs it) and its default message.
+authentication needs it; one occurrence may name its own, as the 415 of a request that is not
+JSON) and its default message.
 The ErrorInfo reason is the class name minus ``Error`` in UPPER_SNAKE_CASE unless a row names
 one. Bindings render errors only through `to_status()`; reverse maps derive from `CATALOGUE`.
 """
@@ -55,7 +56,7 @@ class A2AError(Exception):
 
     jsonrpc_code: ClassVar[int]
     grpc_code: ClassVar[int]
-    http_status: ClassVar[int]
+    http_status: int  # the class's, unless one occurrence names its own (see __init__)
     reason: ClassVar[str]
     default_message: ClassVar[str]
 
@@ -82,7 +83,12 @@ class A2AError(Exception):
         *,
         metadata: Mapping[str, str] | None = None,
         violations: Sequence[tuple[str, str]] = (),
+        http_status: int | None = None,
     ) -> None:
+        """`http_status` replaces the class's HTTP status for this occurrence, where HTTP
+        itself must say more than the JSON-RPC error (415 for a body that is not JSON)."""
+        if http_status is not None:
+            self.http_status = http_status
         # Errors echo what the client sent (an id, a method name): bounded here, once, so
         # no reply carries a huge value or text that cannot be encoded.
         self.message = _bounded(message or self.default_message, ERROR_MESSAGE_CHARS)

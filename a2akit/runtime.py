@@ -51,7 +51,10 @@ class StartupError(Exception):
 
 
 def load_agent(path: str) -> Agent:
-    """Import `module:attribute`; the attribute is an agent, or a class/factory making one."""
+    """Import `module:attribute`; the attribute is an agent, or a class/factory making one.
+
+    Raises SettingsError naming A2A_AGENT for anything else, and when importing the module
+    or making the agent fails (with the exception and where it was raised)."""
     module_name, _, attribute = path.partition(":")
     if not module_name or not attribute:
         raise SettingsError(f"A2A_AGENT must look like module:attribute, not {path!r}")
@@ -67,7 +70,18 @@ def load_agent(path: str) -> Agent:
         target = getattr(module, attribute)
     except AttributeError as exc:
         raise SettingsError(f"A2A_AGENT={path!r} cannot be imported: {exc}") from exc
-    agent = target if hasattr(target, "execute") and not isinstance(target, type) else target()
+    if hasattr(target, "execute") and not isinstance(target, type):
+        agent = target
+    elif callable(target):
+        try:
+            agent = target()
+        except Exception as exc:
+            # The agent's constructor failed (or the factory wants arguments): say where.
+            raise SettingsError(f"A2A_AGENT={path!r} could not make the agent: "
+                                f"{type(exc).__name__}: {exc}{_where(exc)}") from exc
+    else:
+        raise SettingsError(f"A2A_AGENT={path!r} is a {type(target).__name__}, not an agent "
+                            "or a class or factory that makes one")
     if not isinstance(agent, Agent):
         raise SettingsError(f"A2A_AGENT={path!r} has no async execute(context, task) method")
     return agent
@@ -155,14 +169,30 @@ def build_operations(settings: Settings, store: TaskStore | None = None,
     """The core, assembled once per process: agent, store (with in-process push delivery
     when configured), authenticator, card, and where agents run."""
     agent = agent if agent is not None else load_agent(settings.agent)
-    # The store before the authenticator: a kit that cannot reach its store says only that,
-    # not the anonymous-access warning first.
+    # The store and the queue before the authenticator: a kit that cannot reach them says
+    # only that, not the anonymous-access warning first.
     store = make_store(settings) if store is None else store
-    delivery = attach_push_delivery(settings, store)
+    with _sqs_region_named():
+        delivery = attach_push_delivery(settings, store)
+        executor = make_executor(settings, store, agent)
     if authenticator is None:
         authenticator = Authenticator.from_settings(settings)
     return Operations(settings, store, agent, build_card(settings, agent, authenticator),
-                      authenticator, make_executor(settings, store, agent), delivery)
+                      authenticator, executor, delivery)
+
+
+@contextlib.contextmanager
+def _sqs_region_named() -> Iterator[None]:
+    """An SQS client (the task queue, the push dead-letter queue) without a region: one line.
+    The kit's DynamoDB client reads AWS_REGION too; boto3 reads AWS_DEFAULT_REGION."""
+    try:
+        yield
+    except Exception as exc:
+        failure = aws.failure(exc)
+        if failure is None or failure.kind != "region":
+            raise
+        raise StartupError("no AWS region for the SQS client (A2A_EXECUTION=queue, "
+                           "A2A_PUSH_DLQ_URL); set AWS_DEFAULT_REGION") from exc
 
 
 @contextlib.contextmanager

@@ -255,12 +255,15 @@ class Settings:
 
 
 def _bool(env: Mapping[str, str], name: str) -> bool:
-    value = env.get(name, "").strip().lower()
-    if value in ("", "0", "false", "no"):
+    """The kit's one boolean form: true or false, in any case (unset or empty: false).
+    Nothing else, so `yes`, `1` or `off` never mean what a reader guesses."""
+    raw = env.get(name, "")
+    value = raw.strip().lower()
+    if value in ("", "false"):
         return False
-    if value in ("1", "true", "yes"):
+    if value == "true":
         return True
-    raise SettingsError(f"{name} must be true or false, not {value!r}")
+    raise SettingsError(f"{name} must be true or false, not {raw!r}")
 
 
 def _int(env: Mapping[str, str], name: str, default: int, *, minimum: int,
@@ -301,6 +304,11 @@ def _execution(env: Mapping[str, str]) -> str:
                             f"not {env.get(ENV.EXECUTION)!r}")
     if mode == QUEUE and not env.get(ENV.QUEUE_URL):
         raise SettingsError(f"{ENV.EXECUTION}={QUEUE} needs {ENV.QUEUE_URL}")
+    if mode == QUEUE and not env.get(ENV.TABLE):
+        # The worker is another process: it cannot see the embedded store's tasks, so every
+        # blocking call would wait for a result that never comes.
+        raise SettingsError(f"{ENV.EXECUTION}={QUEUE} needs a shared store the worker can "
+                            f"reach: set {ENV.TABLE}")
     return mode
 
 

@@ -7,8 +7,9 @@ libraries) and answers one verified GetTask through the Mangum handler with a La
 fetch, for Secrets Manager the boto3 client and GetSecretValue). The issuer is a local HTTP
 server and the secret lives on a moto server, both on loopback, started here. Reported:
 medians, and import + first request as a ratio of the same for no auth, measured in this run.
-The last rows use a DynamoDB task store (on the moto server too), as a deployment does: boto3
-is then loaded anyway, and the ratio is against no auth with the same store.
+The last rows use a DynamoDB task store (on the moto server too), as a deployment does, and
+the ratio is against no auth with the same store (the kit's own DynamoDB client loads no
+boto3; an AWS key source does).
 """
 
 from __future__ import annotations

@@ -260,6 +260,7 @@ async def serve(settings: Settings, operations: Operations | None = None,
 
 async def _run(settings: Settings) -> None:
     operations = build_operations(settings)
+    operations.authenticator.warn_if_nobody_can_call()
     running = await serve(settings, operations, host="[::]")
     log.info("A2A gRPC server listening on port %d", running.port)
     # Tasks whose runner died (another container, a worker) end FAILED here too.

@@ -8,11 +8,10 @@ one snapshot must not share.
 
 from __future__ import annotations
 
-from mangum import Mangum
-
 from a2akit.runtime import build_operations, explain_startup_errors
 from a2akit.settings import Settings
 from handlers.jsonrpc_app import create_app
+from handlers.lambda_adapter import lambda_handler
 
 __all__ = ["app", "handler"]
 
@@ -22,11 +21,7 @@ with explain_startup_errors(reraise=True):
     settings = Settings.from_env()
     operations = build_operations(settings)
     app = create_app(operations)
-# lifespan off: Mangum would otherwise run startup/shutdown around every invocation.
-# text_mime_types replaces Mangum's list, so the JSON types are all named here.
-handler = Mangum(app, lifespan="off", text_mime_types=[
-    "application/json", "application/a2a+json", "text/event-stream", "text/plain",
-])
+handler = lambda_handler(app)
 
 
 def _after_restore() -> None:

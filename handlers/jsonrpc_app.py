@@ -1,8 +1,9 @@
 """The JSON-RPC 2.0 binding as a Starlette app (spec section 9), over the shared core.
 
-Checks run in the reference order: JSON parse -> envelope -> method -> params -> version ->
-caller -> operation. Errors answer with the catalogue's code and its HTTP status: 200 for A2A
-errors, 401 (with WWW-Authenticate) for missing or bad credentials. Streaming methods answer
+Checks run in the reference order, after the Content-Type (JSON only, else 415): JSON parse ->
+envelope -> method -> params -> version -> caller -> operation. Errors answer with the
+catalogue's code and its HTTP status: 200 for A2A errors, 401 (with WWW-Authenticate) for
+missing or bad credentials. Streaming methods answer
 `text/event-stream`, each event a whole JSON-RPC response; an error found before the first
 event is a plain JSON response.
 """
@@ -39,12 +40,14 @@ from a2akit.protojson import from_json, to_json
 from handlers.conditional import not_modified
 from handlers.json_body import parse_json_body
 
-__all__ = ["AGENT_CARD_PATH", "create_app"]
+__all__ = ["AGENT_CARD_PATH", "JSON", "create_app", "error_json"]
 
 log = logging.getLogger("a2akit.jsonrpc")
 
 AGENT_CARD_PATH = "/.well-known/agent-card.json"
 JSON = "application/json"
+# The media types a request may declare: JSON-RPC's application/json, and A2A's own.
+_JSON_TYPES = frozenset({JSON, "application/a2a+json"})
 _Id = str | int | None
 
 
@@ -57,6 +60,11 @@ def _error_body(error: A2AError, request_id: _Id) -> dict[str, Any]:
     data = [json_format.MessageToDict(detail) for detail in status.details]
     return {"jsonrpc": "2.0", "id": request_id,
             "error": {"code": error.jsonrpc_code, "message": error.message, "data": data}}
+
+
+def error_json(error: A2AError) -> bytes:
+    """The JSON-RPC response (id null) that reports `error`, for a request never read."""
+    return _dumps(_error_body(error, None))
 
 
 def _error_response(error: A2AError, request_id: _Id, challenge: str) -> Response:
@@ -79,6 +87,20 @@ class _JsonRpc:
         return InvalidRequestError(f"Request body exceeds the limit of {self.limit} bytes",
                                    metadata={"limitBytes": str(self.limit)})
 
+    @staticmethod
+    def _check_content_type(request: Request) -> None:
+        """Refuse a request that does not say it is JSON, before its body is read: text/plain,
+        form and multipart bodies are what a web page may POST cross-site without a CORS
+        preflight, so executing them would let any page start tasks with a visitor's browser."""
+        declared = request.headers.get("content-type")
+        if declared in _JSON_TYPES:
+            return  # the usual exact value: no parsing
+        if declared is not None and declared.partition(";")[0].strip().lower() in _JSON_TYPES:
+            return
+        raise InvalidRequestError(
+            "Content-Type must be application/json or application/a2a+json",
+            metadata={"contentType": declared or ""}, http_status=415)
+
     async def _body(self, request: Request) -> bytes:
         declared = request.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > self.limit:
@@ -93,6 +115,7 @@ class _JsonRpc:
     async def handle(self, request: Request) -> Response:
         request_id: _Id = None
         try:
+            self._check_content_type(request)
             payload = parse_json_body(await self._body(request))
             if isinstance(payload, list):
                 raise InvalidRequestError("Batch requests are not supported")

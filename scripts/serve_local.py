@@ -83,6 +83,9 @@ async def main() -> None:
     parser.add_argument("--port", type=int, default=8000, help="JSON-RPC port (0: any free)")
     parser.add_argument("--grpc-port", type=int, default=50051, help="gRPC port (0: any free)")
     args = parser.parse_args()
+    for option, port in (("--port", args.port), ("--grpc-port", args.grpc_port)):
+        if not 0 <= port <= 65535:  # socket.bind would raise OverflowError
+            raise StartupError(f"{option} {port}: a port is a number in 0-65535 (0: any free)")
     try:
         import grpc_service.server as grpc_server
     except ImportError:  # the grpc extra is not installed: serve JSON-RPC alone
@@ -97,6 +100,7 @@ async def main() -> None:
         os.environ.setdefault(ENV.GRPC_ADDRESS, f"{args.host}:{args.grpc_port}")
     settings = Settings.from_env()
     operations = build_operations(settings)
+    operations.authenticator.warn_if_nobody_can_call()
     # The same lease sweep the scheduled Lambda runs on AWS (a2akit.execution.leases).
     sweeper = asyncio.ensure_future(sweep_periodically(operations.store, settings.sweep_seconds))
     config = uvicorn.Config(create_app(operations), host=args.host, port=port,

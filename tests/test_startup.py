@@ -56,6 +56,12 @@ BAD_SETTINGS = {
     "endpoint-url": ("AWS_ENDPOINT_URL_DYNAMODB",
                      {"A2A_TABLE": "a2a-tasks", "AWS_ENDPOINT_URL_DYNAMODB": "localhost:8001",
                       **CREDENTIALS}),
+    "anonymous-yes": ("A2A_ALLOW_ANONYMOUS", {"A2A_ALLOW_ANONYMOUS": "yes"}),
+    # The worker could never see a task in this process's embedded store.
+    "queue-without-table": ("A2A_TABLE", {"A2A_EXECUTION": "queue",
+                                          "A2A_QUEUE_URL": "http://127.0.0.1:9/1/q"}),
+    "agent-not-callable": ("A2A_AGENT", {"A2A_AGENT": "a2akit.limits:MAX_JSON_DEPTH"}),
+    "agent-factory-wants-arguments": ("A2A_AGENT", {"A2A_AGENT": "a2akit.runtime:load_agent"}),
 }
 
 
@@ -107,3 +113,49 @@ def test_agent_module_that_fails_says_where(tmp_path: Path) -> None:
     assert run.returncode == STARTUP_EXIT_CODE
     line = _check_one_line(run, "A2A_AGENT")
     assert "NameError" in line and "broken_agent.py:3" in line
+
+
+def test_agent_class_that_cannot_be_made_says_why(tmp_path: Path) -> None:
+    (tmp_path / "fussy_agent.py").write_text(
+        "class Agent:\n"
+        "    def __init__(self):\n"
+        "        raise RuntimeError('no model file')\n")
+    env = {key: value for key, value in os.environ.items() if not key.startswith("A2A_")}
+    env.update(PYTHONPATH=f"{ROOT}{os.pathsep}{tmp_path}", A2A_AGENT="fussy_agent:Agent",
+               GRPC_PORT="0")
+    for entry_point in ("serve", "grpc"):
+        run = subprocess.run(ENTRY_POINTS[entry_point], cwd=ROOT, env=env, capture_output=True,
+                             text=True, timeout=120)
+        assert run.returncode == STARTUP_EXIT_CODE, run.stderr
+        line = _check_one_line(run, "A2A_AGENT")
+        assert "RuntimeError: no model file" in line and "fussy_agent.py:3" in line, line
+
+
+@pytest.mark.parametrize(("option", "port"), [("--port", "99999"), ("--grpc-port", "65536"),
+                                              ("--port", "-1")])
+def test_serve_with_a_port_out_of_range_says_so(option: str, port: str) -> None:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("A2A_")}
+    env.update(PYTHONPATH=str(ROOT))
+    command = [sys.executable, "-m", "scripts.serve_local", "--port", "0", "--grpc-port", "0",
+               option, port]
+    run = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == STARTUP_EXIT_CODE, run.stderr
+    line = _check_one_line(run, option)
+    assert "0-65535" in line, line
+    assert run.stdout == ""
+
+
+@pytest.mark.parametrize("entry_point", ["serve", "grpc"])
+def test_queue_mode_without_a_region_for_sqs_says_so(entry_point: str, ddb_endpoint: str) -> None:
+    """AWS_REGION alone serves the kit's DynamoDB client; boto3's SQS client reads only
+    AWS_DEFAULT_REGION (or a profile)."""
+    from tests.store.conftest import TABLE
+
+    credentials = {k: v for k, v in CREDENTIALS.items() if k != "AWS_DEFAULT_REGION"}
+    run = _run(entry_point, {"A2A_TABLE": TABLE, "AWS_ENDPOINT_URL_DYNAMODB": ddb_endpoint,
+                             "A2A_EXECUTION": "queue", "A2A_QUEUE_URL": "http://127.0.0.1:9/1/q",
+                             **credentials})
+    assert run.returncode == STARTUP_EXIT_CODE, run.stderr
+    line = _check_one_line(run, "AWS_DEFAULT_REGION")
+    assert "SQS" in line, line

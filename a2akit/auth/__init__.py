@@ -20,7 +20,9 @@ Which identity a request gets, first match wins:
    win would split one caller's tasks by the door they came through.
 2. The platform identity (an authorizer's or IAM's), when the front door verified one.
 3. Any other credential (an Authorization header of another scheme, a bearer token with no
-   bearer scheme configured) is refused: what the kit cannot check is never ignored.
+   bearer scheme configured) is refused: what the kit cannot check is never ignored, not
+   even next to a valid API key. Only behind a front door that verified the caller is an
+   Authorization header left unread: it was that platform's credential (SigV4 for IAM).
 4. Anonymous when allowed; otherwise AuthenticationRequiredError.
 
 Credentials for two schemes at once are refused. JWT and API-key modules (and with them
@@ -34,7 +36,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from a2akit.auth._scheme import Scheme
+from a2akit.auth._scheme import AUTHORIZATION, Scheme
 from a2akit.auth.identity import ANONYMOUS, Identity
 from a2akit.auth.platform import platform_principal
 from a2akit.errors import AuthenticationRequiredError, PermissionDeniedError
@@ -91,6 +93,18 @@ class Authenticator:
         return cls(schemes, allow_anonymous=settings.allow_anonymous,
                    required_scopes=settings.jwt_required_scopes)
 
+    def warn_if_nobody_can_call(self) -> None:
+        """Log one WARNING when no caller can be authenticated in process: no scheme and no
+        anonymous access. Run by the entry points no platform identity reaches (gRPC,
+        ./dev serve); behind API Gateway an authorizer or IAM may be the only scheme."""
+        if self.schemes or self.allow_anonymous:
+            return
+        log.warning("no caller can be authenticated: every call will be refused "
+                    "(UNAUTHENTICATED / HTTP 401); set %s and %s, or one of %s, %s, %s, or "
+                    "%s=true for local development", ENV.JWT_ISSUER, ENV.JWT_AUDIENCE,
+                    ENV.API_KEYS, ENV.API_KEYS_SECRET, ENV.API_KEYS_PARAMETER,
+                    ENV.ALLOW_ANONYMOUS)
+
     @property
     def challenge(self) -> str:
         """The WWW-Authenticate value of a 401: one challenge per configured scheme."""
@@ -107,14 +121,17 @@ class Authenticator:
                      if (credential := scheme.credential(headers)) is not None]
         if len(presented) > 1:
             raise AuthenticationRequiredError("Send the credentials of one scheme only")
+        unread_authorization = first_header(headers, AUTHORIZATION) is not None and not any(
+            scheme.header == AUTHORIZATION for scheme, _ in presented)
         if presented:
             scheme, credential = presented[0]
+            if unread_authorization and not verified_principal:
+                raise _not_accepted()
             return await scheme.authenticate(credential)
         if verified_principal:
             return Identity(owner=f"principal:{verified_principal}", scheme="platform")
-        if first_header(headers, "authorization") is not None:
-            log.info("credentials refused: an Authorization scheme that is not configured")
-            raise AuthenticationRequiredError("These credentials are not accepted here")
+        if unread_authorization:
+            raise _not_accepted()
         if self.allow_anonymous:
             return Identity(owner=ANONYMOUS, scheme="anonymous")
         raise AuthenticationRequiredError()
@@ -145,3 +162,8 @@ class Authenticator:
             requirement.schemes[scheme.name].list.extend(scheme.card_scopes())
         if self.schemes and self.allow_anonymous:
             card.security_requirements.add()
+
+
+def _not_accepted() -> AuthenticationRequiredError:
+    log.info("credentials refused: an Authorization scheme that is not configured")
+    return AuthenticationRequiredError("These credentials are not accepted here")

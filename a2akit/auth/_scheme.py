@@ -8,7 +8,9 @@ from a2akit.auth.identity import Identity
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.headers import Headers, first_header
 
-__all__ = ["Scheme", "bearer_token"]
+__all__ = ["AUTHORIZATION", "Scheme", "bearer_token"]
+
+AUTHORIZATION = "authorization"
 
 
 class Scheme(Protocol):
@@ -19,6 +21,8 @@ class Scheme(Protocol):
     name: str
     # The WWW-Authenticate challenge a 401 names this scheme with (RFC 9110 11.6.1).
     challenge: str
+    # The header (= gRPC metadata key, lower case) its credential comes in.
+    header: str
 
     def credential(self, headers: Headers) -> str | None:
         """The credential this scheme reads, if the request carries one (even empty)."""
@@ -39,7 +43,7 @@ class Scheme(Protocol):
 def bearer_token(headers: Headers) -> str | None:
     """The token of `Authorization: Bearer TOKEN` (RFC 6750 2.1; the scheme name is
     case-insensitive); None when there is no Authorization header or it names another scheme."""
-    authorization = first_header(headers, "authorization")
+    authorization = first_header(headers, AUTHORIZATION)
     if authorization is None:
         return None
     scheme, _, token = authorization.strip().partition(" ")

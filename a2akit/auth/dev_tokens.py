@@ -9,7 +9,7 @@ import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from a2akit.auth._scheme import bearer_token
+from a2akit.auth._scheme import AUTHORIZATION, bearer_token
 from a2akit.auth.identity import Identity
 from a2akit.errors import AuthenticationRequiredError
 from a2akit.generated import a2a_pb2 as pb
@@ -27,6 +27,7 @@ class DevTokenScheme:
 
     name = "bearer"
     challenge = 'Bearer realm="a2a"'
+    header = AUTHORIZATION
 
     def __init__(self, tokens: Mapping[str, str]) -> None:
         self._tokens = [(token.encode(), owner) for token, owner in tokens.items()]

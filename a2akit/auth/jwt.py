@@ -11,7 +11,8 @@ message says which check failed, never the token):
 - a key with that `kid` in the issuer's JWKS (refetched once per interval for an unknown
   `kid`), whose own algorithm, when it declares one, is the token's;
 - the signature; `iss` equal to the issuer; `exp` present and not past, `nbf` (if any) not
-  ahead, both with `A2A_JWT_LEEWAY_SECONDS` of clock skew;
+  ahead, both with `A2A_JWT_LEEWAY_SECONDS` of clock skew; `exp`, `nbf` and `iat` JSON
+  numbers (RFC 7519 NumericDate: PyJWT would read "1900000000" or true as one);
 - `aud` naming a configured audience, or, for tokens without `aud` (Cognito access
   tokens), `client_id` naming one;
 - a principal: `sub`, or `client_id` for machine clients without one.
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import jwt
 
 from a2akit.auth._cache import Reloading, SourceError
-from a2akit.auth._scheme import bearer_token
+from a2akit.auth._scheme import AUTHORIZATION, bearer_token
 from a2akit.auth.identity import Identity
 from a2akit.auth.jwks import KeySet, discovery_url, key_set_cache
 from a2akit.errors import AuthenticationRequiredError, PermissionDeniedError, UnavailableError
@@ -42,6 +43,7 @@ __all__ = ["JwtScheme"]
 log = logging.getLogger("a2akit.auth")
 
 _MAX_TOKEN_CHARS = 8192
+_TIMES = ("exp", "nbf", "iat")  # the NumericDate claims
 
 
 def _refused(why: str) -> AuthenticationRequiredError:
@@ -54,6 +56,7 @@ class JwtScheme:
 
     name = "oidc"
     challenge = 'Bearer realm="a2a"'
+    header = AUTHORIZATION
 
     def __init__(self, settings: Settings, keys: Reloading[KeySet]) -> None:
         assert settings.jwt_issuer is not None
@@ -90,6 +93,8 @@ class JwtScheme:
             raise _refused("bad signature") from None
         except jwt.PyJWTError:
             raise _refused("malformed") from None
+        if any(name in claims and not _is_numeric_date(claims[name]) for name in _TIMES):
+            raise _refused("a time claim is not a number")
         if not self._audience_ok(claims):
             raise _refused("it is not meant for this agent")
         principal = claims.get("sub") or claims.get("client_id")
@@ -184,3 +189,7 @@ def _scopes(claims: Mapping[str, Any]) -> frozenset[str]:
     if isinstance(scp, str):
         return frozenset(scp.split())
     return frozenset()
+
+
+def _is_numeric_date(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)

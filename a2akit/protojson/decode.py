@@ -21,6 +21,7 @@ from a2akit.protojson.shape import (
     _is_base64,
     _is_map,
     _message_problem,
+    _parse_timestamp,
     _synthetic,
 )
 
@@ -282,10 +283,10 @@ def _opaque_decoder(full_name: str) -> _Decode:
 
 
 def _fill_timestamp(value: Any, message: Any, depth: int) -> None:
-    """The checks accept text that FromJsonString parses; json_format then calls the same."""
+    """The checks accept the text _parse_timestamp parses; json_format then parses the same."""
     if type(value) is not str:
         raise _Fallback
-    message.FromJsonString(value)  # ValueError where the checks find a problem: a fallback
+    _parse_timestamp(value, message)  # ValueError where the checks find a problem: a fallback
 
 
 # JSON in a Struct, Value or ListValue, already checked by _json_value_problem: json_format's

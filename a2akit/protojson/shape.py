@@ -64,6 +64,9 @@ _INT_RANGES = {
 # ProtoJSON bytes: standard or URL-safe base64, padded or not (not both alphabets at once).
 _BASE64 = re.compile(r"(?:[A-Za-z0-9+/]*|[A-Za-z0-9_-]*)={0,2}")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# RFC 3339 5.6 time-offset: Z, or +HH:MM / -HH:MM within a day. json_format reads any digits
+# there ("+25:00", "+0:0", "-23:99") and shifts the time by them.
+_TIME_OFFSET = re.compile(r"(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])\Z")
 _NOT_UNICODE = "is not valid Unicode text (lone UTF-16 surrogate)"
 
 
@@ -165,7 +168,7 @@ def _message_problem(full_name: str, value: object) -> str:
         if not isinstance(value, str):
             return "must be an RFC 3339 timestamp string"
         try:
-            timestamp_pb2.Timestamp().FromJsonString(value)
+            _parse_timestamp(value, timestamp_pb2.Timestamp())
         except ValueError:
             return "is not an RFC 3339 timestamp"
         return ""
@@ -174,6 +177,13 @@ def _message_problem(full_name: str, value: object) -> str:
     if full_name == "google.protobuf.Struct":
         return _json_value_problem(value)
     return ""
+
+
+def _parse_timestamp(text: str, message: Any) -> None:
+    """Set the Timestamp `message` from RFC 3339 text; ValueError when the text is not one."""
+    if _TIME_OFFSET.search(text) is None:
+        raise ValueError("not an RFC 3339 time offset")
+    message.FromJsonString(text)
 
 
 def _json_value_problem(value: object) -> str:

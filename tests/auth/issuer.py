@@ -32,7 +32,7 @@ def _b64(data: bytes) -> str:
 class Issuer:
     """Serves `{url}/.well-known/openid-configuration` and `{url}/keys.json`."""
 
-    def __init__(self, keys: dict[str, Key]) -> None:
+    def __init__(self, keys: dict[str, Key], port: int = 0) -> None:
         self.keys = keys  # every key the tests can sign with, by kid
         self.published: list[str] = []  # the kids the JWKS shows
         self.hits: collections.Counter[str] = collections.Counter()
@@ -62,7 +62,7 @@ class Issuer:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self._server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,),
@@ -132,6 +132,9 @@ class Issuer:
 
 def make_keys() -> dict[str, Key]:
     """k1 and k2 (issuer keys, RSA), ec1 (issuer key, P-256) and evil (an attacker's)."""
-    rsa_key = lambda: rsa.generate_private_key(public_exponent=65537, key_size=2048)  # noqa: E731
     return {"k1": rsa_key(), "k2": rsa_key(), "evil": rsa_key(),
             "ec1": ec.generate_private_key(ec.SECP256R1())}
+
+
+def rsa_key() -> rsa.RSAPrivateKey:
+    return rsa.generate_private_key(public_exponent=65537, key_size=2048)

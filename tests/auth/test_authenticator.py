@@ -46,6 +46,21 @@ async def test_unusable_credentials_are_never_ignored() -> None:
             await auth.authenticate(headers)
 
 
+async def test_an_api_key_does_not_excuse_an_authorization_header_nobody_reads() -> None:
+    auth = Authenticator.from_settings(Settings(api_keys=KEYS))
+    assert (await auth.authenticate(Headers({"x-api-key": KEY}))).owner == "key:bot"
+    # Basic, Digest, and a bearer token with no bearer scheme configured.
+    for authorization in ("Basic YWxpY2U6c2VjcmV0", "Digest username=a", "Bearer a-token"):
+        with pytest.raises(AuthenticationRequiredError, match="not accepted"):
+            await auth.authenticate(Headers({"x-api-key": KEY, "authorization": authorization}))
+    # Behind a front door that verified the caller, Authorization was the platform's own
+    # credential (SigV4 on an IAM Function URL): the key decides, as without it.
+    sigv4 = {"authorization": "AWS4-HMAC-SHA256 Credential=AKIA/..., Signature=..."}
+    identity = await auth.authenticate(Headers({"x-api-key": KEY, **sigv4}),
+                                       "arn:aws:iam::1:user/u")
+    assert identity.owner == "key:bot"
+
+
 async def test_nothing_configured_refuses_everyone() -> None:
     auth = Authenticator.from_settings(Settings())
     assert auth.challenge == 'Bearer realm="a2a"'

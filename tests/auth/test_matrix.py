@@ -76,6 +76,11 @@ CASES: dict[str, tuple[Case, str | None]] = {
     "expired": (lambda i: bearer(i.token(exp=_ago(3600), iat=_ago(7200))), UNAUTHENTICATED),
     "not-yet-valid": (lambda i: bearer(i.token(nbf=_ago(-3600))), UNAUTHENTICATED),
     "no-expiry": (lambda i: bearer(i.token(exp=None)), UNAUTHENTICATED),
+    # NumericDate is a JSON number (RFC 7519 2): a number in a string is no time.
+    "exp-as-text": (lambda i: bearer(i.token(exp=str(_ago(-600)))), UNAUTHENTICATED),
+    "nbf-as-text": (lambda i: bearer(i.token(nbf=str(_ago(60)))), UNAUTHENTICATED),
+    "iat-as-text": (lambda i: bearer(i.token(iat=str(_ago(60)))), UNAUTHENTICATED),
+    "nbf-as-boolean": (lambda i: bearer(i.token(nbf=True)), UNAUTHENTICATED),
     "wrong-issuer": (lambda i: bearer(i.token(iss="https://issuer.example")), UNAUTHENTICATED),
     "wrong-audience": (lambda i: bearer(i.token(aud="another-agent")), UNAUTHENTICATED),
     "wrong-key": (lambda i: bearer(i.token("k1", key="evil")), UNAUTHENTICATED),
@@ -88,6 +93,10 @@ CASES: dict[str, tuple[Case, str | None]] = {
     "api-key-revoked": (lambda i: {"x-api-key": REVOKED}, UNAUTHENTICATED),
     "api-key-empty": (lambda i: {"x-api-key": ""}, UNAUTHENTICATED),
     "basic": (lambda i: {"Authorization": "Basic YWxpY2U6c2VjcmV0"}, UNAUTHENTICATED),
+    # A valid key does not make an Authorization header of another scheme go unread.
+    "api-key-with-basic": (lambda i: {"x-api-key": RIGHT,
+                                      "Authorization": "Basic YWxpY2U6c2VjcmV0"},
+                           UNAUTHENTICATED),
     "two-schemes": (lambda i: {**bearer(i.token()), "x-api-key": RIGHT}, UNAUTHENTICATED),
 }
 

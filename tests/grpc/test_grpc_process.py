@@ -38,3 +38,34 @@ def test_module_serves_and_exits_cleanly_on_sigterm(tmp_path: Path) -> None:
         output = log.read_text()
         assert code == 0, output
         assert "Traceback" not in output, output
+
+
+@pytest.mark.parametrize(("settings", "warned"), [
+    ({}, True),  # nothing configured: every call is refused
+    ({"A2A_ALLOW_ANONYMOUS": "false"}, True),
+    ({"A2A_ALLOW_ANONYMOUS": "true"}, False),
+    ({"A2A_BEARER_TOKENS": "alice=tok-a"}, False),
+])
+def test_a_server_nobody_can_call_says_so_at_start(tmp_path: Path, settings: dict[str, str],
+                                                   warned: bool) -> None:
+    port = free_port()
+    log = tmp_path / "grpc_service.log"
+    with running([sys.executable, "-m", "grpc_service"], ports=[port],
+                 env=python_env(GRPC_PORT=str(port), **settings), log=log) as process:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = a2a_pb2_grpc.A2AServiceStub(channel)
+            if warned:
+                with pytest.raises(grpc.RpcError) as refused:
+                    stub.SendMessage(send_request("x"), metadata=V1, timeout=10)
+                assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=30)
+    lines = [line for line in log.read_text().splitlines()
+             if "no caller can be authenticated" in line]
+    if not warned:
+        assert lines == []
+        return
+    assert len(lines) == 1, log.read_text()
+    assert " WARNING " in lines[0]
+    for variable in ("A2A_JWT_ISSUER", "A2A_API_KEYS", "A2A_ALLOW_ANONYMOUS"):
+        assert variable in lines[0]

@@ -183,6 +183,25 @@ def test_wrong_types_are_invalid_params_naming_the_field(rpc: Client, params: di
     _nothing_stored(rpc)
 
 
+@pytest.mark.parametrize("offset", ["+25:00", "-24:00", "+23:60", "+00:99", "+0:0", "+1:00",
+                                    "+01", "+0100"])
+def test_timestamps_with_an_impossible_offset_are_invalid_params(rpc: Client,
+                                                                 offset: str) -> None:
+    # RFC 3339 5.6: time-numoffset is ("+" / "-") HH ":" MM, hours 00-23, minutes 00-59.
+    error = _post(rpc, json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": {
+        "statusTimestampAfter": f"2026-01-01T00:00:00{offset}"}}))["error"]
+    assert error["code"] == -32602, error
+    assert "status_timestamp_after" in _violations(error), error
+
+
+@pytest.mark.parametrize("stamp", ["2026-01-01T00:00:00Z", "2026-01-01T05:30:00+05:30",
+                                   "2025-12-31T00:01:00-23:59", "2026-01-01T00:00:00.5+00:00"])
+def test_timestamps_with_a_valid_offset_are_accepted(rpc: Client, stamp: str) -> None:
+    rpc.result("SendMessage", {"message": user_message()})
+    listed = rpc.result("ListTasks", {"statusTimestampAfter": stamp})
+    assert listed["totalSize"] == 1, listed
+
+
 @pytest.mark.parametrize(("parts", "field"), [
     ([[]], "message.parts[0]"),
     ([{}], "message.parts[0]"),

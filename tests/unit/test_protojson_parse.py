@@ -120,8 +120,9 @@ _ODD = st.sampled_from([
     math.nan, math.inf, 1e39, "", "x", "NaN", "Infinity", "-Infinity", "nan", "1e0", " 1", "07",
     "-0", "1.5", "aGk", "aGk=", "a b", "-_8", "+/8=", "a===", "\ud800", "\ud83d\ude00",
     "ROLE_USER", "ROLE_ROBOT", "TASK_STATE_WORKING", "COLOR_RED", "NULL_VALUE",
-    "2026-01-01T00:00:00Z", "2026-13-01T00:00:00Z", "1s", "true", [], [None], [1, "a"], {},
-    {"x": None}, {"text": "t"}, {"@type": "x"}, ("tuple",),
+    "2026-01-01T00:00:00Z", "2026-13-01T00:00:00Z", "2026-01-01T00:00:00+25:00",
+    "2026-01-01T00:00:00-23:59", "2026-01-01T00:00:00+05:60", "1s", "true", [], [None],
+    [1, "a"], {}, {"x": None}, {"text": "t"}, {"@type": "x"}, ("tuple",),
 ]) | _JSON | _TEXT
 
 
@@ -220,6 +221,8 @@ _MESSAGE = {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "x"}]}
     {"list": []}, {"list": None}, {"struct": {}}, {"struct": {"a": []}}, {"value": {"a": {}}},
     {"value": ("t",)}, {"struct": {"a": ("t",)}}, {"struct": [1]},
     {"stamp": "1970-01-01T00:00:00Z"}, {"stamp": "1970-01-01T00:00:00+01:00"}, {"stamp": 0},
+    {"stamp": "1970-01-02T00:00:00+25:00"}, {"stamp": "1970-01-02T00:00:00-23:60"},
+    {"stamp": "1970-01-02T00:00:00+1:00"}, {"stamp": "1970-01-02T00:00:00+23:59"},
     {"dur": "1s"}, {"dur": {}}, {"mask": "a,b"}, {"wrappedInt": 5}, {"wrappedText": None},
     {"any": {}}, {"any": {"@type": "type.googleapis.com/lf.a2a.v1.Part", "text": "t"}},
     {"empty": {}}, {"empty": {"x": 1}}, {"empty": {"[x]": 1}}, {"[x]": 1}, {"[": 1},
@@ -257,6 +260,15 @@ def test_field_kinds(data: dict[str, Any]) -> None:
 ])
 def test_send_message_requests(data: dict[str, Any]) -> None:
     _assert_same(data, pb.SendMessageRequest)
+
+
+@pytest.mark.parametrize("offset", ["+25:00", "-24:00", "+23:60", "+00:99", "+0:0", "+1:00"])
+def test_timestamp_offsets_beyond_rfc_3339_are_refused(offset: str) -> None:
+    data = {"stamp": f"1970-01-02T00:00:00{offset}"}
+    for parse in (from_json, _checked_parse):
+        with pytest.raises(InvalidParamsError) as raised:
+            parse(data, AllTypes)
+        assert [field for field, _ in raised.value.violations] == ["stamp"]
 
 
 def test_list_tasks_request() -> None:

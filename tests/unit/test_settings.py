@@ -32,8 +32,8 @@ def test_every_variable_is_read() -> None:
         ENV.BEARER_TOKENS: "alice=tok-a, bob=tok-b,",
         ENV.GRPC_PORT: "0",
         ENV.MAX_REQUEST_BYTES: "1024",
-        ENV.PUSH_NOTIFICATIONS: "yes",
-        ENV.EXTENDED_AGENT_CARD: "1",
+        ENV.PUSH_NOTIFICATIONS: "True",
+        ENV.EXTENDED_AGENT_CARD: " TRUE ",
         ENV.STREAM_BUDGET_SECONDS: "12.5",
         ENV.RETENTION_DAYS: "1",
         ENV.EXECUTION: "Queue",
@@ -58,8 +58,8 @@ def test_every_variable_is_read() -> None:
 
 @pytest.mark.parametrize("name", list(BOOLEANS))
 @pytest.mark.parametrize(("raw", "value"), [
-    ("true", True), ("TRUE", True), (" yes ", True), ("1", True),
-    ("false", False), ("No", False), ("0", False),
+    ("true", True), ("TRUE", True), (" True ", True),
+    ("false", False), ("False", False), ("", False),
 ])
 def test_booleans(name: str, raw: str, value: bool) -> None:
     assert getattr(Settings.from_env({name: raw}), BOOLEANS[name]) is value
@@ -72,8 +72,9 @@ def test_grpc_address_is_published_as_host_and_port(raw: str) -> None:
 
 
 BAD_VALUES = [
-    # Booleans: only true/false, yes/no, 1/0.
-    *[(name, raw) for name in BOOLEANS for raw in ("maybe", "on", "2", "t")],
+    # Booleans: only true or false (what every message and document says), in any case.
+    *[(name, raw) for name in BOOLEANS
+      for raw in ("maybe", "on", "2", "t", "yes", "no", "1", "0", "Y", "truee")],
     # Integers: not a number, not an integer, below the minimum.
     (ENV.GRPC_PORT, "http"), (ENV.GRPC_PORT, "50051.0"), (ENV.GRPC_PORT, "-1"),
     (ENV.MAX_REQUEST_BYTES, "1MB"), (ENV.MAX_REQUEST_BYTES, "2e6"),
@@ -123,6 +124,16 @@ def test_odd_values_are_refused(name: str, raw: str) -> None:
 def test_queue_execution_needs_a_queue_url() -> None:
     with pytest.raises(SettingsError, match=ENV.QUEUE_URL):
         Settings.from_env({ENV.EXECUTION: "queue"})
+
+
+def test_queue_execution_needs_a_shared_store() -> None:
+    # The worker is another process: with the embedded store it would never see the task,
+    # and every blocking call would wait for a result that cannot come.
+    with pytest.raises(SettingsError, match=f"shared store.*{ENV.TABLE}"):
+        Settings.from_env({ENV.EXECUTION: "queue", ENV.QUEUE_URL: "https://sqs.example/1/q"})
+    settings = Settings.from_env({ENV.EXECUTION: "queue", ENV.QUEUE_URL: "https://sqs.example/1/q",
+                                  ENV.TABLE: "tasks"})
+    assert (settings.execution, settings.table) == ("queue", "tasks")
 
 
 @pytest.mark.parametrize("raw", ["no_colon", "a2akit.examples.echo:", ":agent",

@@ -1,0 +1,52 @@
+"""The JSON-RPC app as a Lambda handler: Mangum, configured once, behind a guard for events
+it cannot read.
+
+Mangum builds the ASGI scope from the event before the app runs, and raises on shapes it
+does not expect: some come from the client through API Gateway (a Host header with two
+colons, an X-Forwarded-Port that is not a number), others AWS never sends (a body flagged
+base64 that is not, a body that is not text, no headers). An exception out of the handler
+is a 502 from API Gateway and a stack trace in the log; such an event is a bad request
+instead: 400 with a JSON-RPC error and one WARNING line. Exceptions inside the app never get
+here (Mangum answers them with a 500), so the guard costs a normal event a try and nothing
+more.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from mangum import Mangum
+from starlette.applications import Starlette
+
+from a2akit.errors import InvalidRequestError
+from handlers.jsonrpc_app import JSON, error_json
+
+__all__ = ["LambdaHandler", "lambda_handler"]
+
+log = logging.getLogger("a2akit.jsonrpc")
+
+LambdaHandler = Callable[[dict[str, Any], Any], dict[str, Any]]
+# Mangum's text_mime_types replaces its own list, so the JSON types are all named here.
+_TEXT_TYPES = ["application/json", "application/a2a+json", "text/event-stream", "text/plain"]
+_UNREADABLE = error_json(InvalidRequestError(
+    "The request cannot be read: malformed HTTP headers or body")).decode()
+
+
+def lambda_handler(app: Starlette) -> LambdaHandler:
+    """The Lambda handler of `app` (API Gateway HTTP API payload 2.0, Function URLs)."""
+    # lifespan off: Mangum would otherwise run startup/shutdown around every invocation.
+    adapter = Mangum(app, lifespan="off", text_mime_types=_TEXT_TYPES)
+
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        try:
+            return adapter(event, context)
+        except Exception as exc:
+            # One line, bounded: the message may quote what the client sent.
+            log.warning("refused a Lambda event the adapter cannot read: %s: %.200r",
+                        type(exc).__name__, str(exc))
+            return {"statusCode": 400, "headers": {"content-type": JSON},
+                    "body": _UNREADABLE, "isBase64Encoded": False}
+
+    return handler
