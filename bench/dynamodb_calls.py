@@ -206,7 +206,7 @@ async def listing_capacity(endpoint: str) -> list[tuple[str, Capacity, int, int]
             context = TARGET_CONTEXT if i % (OWNER_TASKS // 20) == 0 else f"ctx-{i}"
             task = echo_task(f"task-{i:05d}", states[i % 3], 1_700_000_000_000 + i, context)
             task.artifacts.add(artifact_id=f"a-{i}", name="echo").parts.add(text="hello")
-            snapshot, _ = store._writes(scope, task, [], version=1, first_seq=1)
+            snapshot, _ = store._items(scope, task, [], version=1, first_seq=1)
             snapshots.append(snapshot)
         for start in range(0, len(snapshots), 25):
             requests: Any = {LIST_TABLE: [{"PutRequest": {"Item": item}}

@@ -64,12 +64,14 @@ __all__ = [
     "SK",
     "SNAPSHOT_SK",
     "TTL_ATTRIBUTE",
+    "WRITER",
+    "WRITER_UNTIL",
     "Item",
     "check_size",
-    "check_transaction",
     "context_pk",
     "create_table_kwargs",
     "event_sk",
+    "fits",
     "item_size",
     "key",
     "lease_shard",
@@ -83,6 +85,7 @@ __all__ = [
     "push_sk",
     "scope_prefix",
     "task_pk",
+    "transactions",
 ]
 
 PK = "pk"
@@ -100,6 +103,9 @@ LIST_PROJECTED = ("state",)
 # each shard is one. Fixed for the life of a table: the readers query exactly these.
 LIST_SHARDS = 8
 TTL_ATTRIBUTE = "expires_at"
+# A write in several transactions holds the snapshot meanwhile (a2akit.store._writes):
+WRITER = "writer"  # its random token (S)
+WRITER_UNTIL = "writer_until"  # epoch ms after which another writer may break it (N)
 LEASE_INDEX = "by_lease"
 LEASE_SHARD = "lease_shard"  # present only while the task is leased: the index is sparse
 LEASE_UNTIL = "lease_until"  # epoch ms (N)
@@ -272,17 +278,37 @@ def check_size(item: Item, what: str) -> None:
         )
 
 
-def check_transaction(items: Sequence[Item]) -> None:
-    """Raises InvalidParamsError when the items of one write, plus a message claim, would
-    break DynamoDB's transaction limits (100 items, 4 MB)."""
-    total = sum(item_size(item) for item in items)
-    # 2 KB spare: the message claim and the request's own overhead.
-    if total > MAX_TRANSACTION_BYTES - 2048:
+def _write_size(write: Item) -> int:
+    """The bytes a transaction item counts: the item it puts, or the key it reads or updates."""
+    action = next(iter(write.values()))
+    return item_size(action.get("Item") or action["Key"])
+
+
+def fits(writes: Sequence[Item]) -> bool:
+    """Whether the writes (`TransactWriteItems` entries) fit one transaction: 100 items and
+    4 MB, with 2 KB to spare for the request's own overhead."""
+    return (len(writes) <= MAX_TRANSACTION_ITEMS
+            and sum(_write_size(write) for write in writes) <= MAX_TRANSACTION_BYTES - 2048)
+
+
+def transactions(head: Sequence[Item], events: Sequence[Item],
+                 tail: Sequence[Item]) -> list[list[Item]]:
+    """`events` split over as few transactions as fit, in order: `head` opens the first one,
+    `tail` (the snapshot) closes the last one, with as many of the last events as fit.
+
+    Raises InvalidParamsError when `head` or `tail` with one event cannot fit (a task whose
+    fixed items alone are near 4 MB)."""
+    cut = len(events)
+    while cut > 0 and fits([*tail, *events[cut - 1:]]):
+        cut -= 1
+    last = [*tail, *events[cut:]]
+    if not fits(last) or (cut and not fits([*head, events[0]])):
         raise InvalidParamsError(
-            f"one write of {total} bytes is over DynamoDB's 4 MB transaction limit",
-            violations=[("message", "content over the 4 MB transaction limit")],
-        )
-    if len(items) + 1 > MAX_TRANSACTION_ITEMS:
-        raise InvalidParamsError(
-            f"too many events in one write (at most {MAX_TRANSACTION_ITEMS - 2})"
-        )
+            "the task's own items are over DynamoDB's 4 MB transaction limit",
+            violations=[("message", "content over the 4 MB transaction limit")])
+    batches: list[list[Item]] = [list(head)]
+    for event in events[:cut]:
+        if not fits([*batches[-1], event]):
+            batches.append([])
+        batches[-1].append(event)
+    return [*(batch for batch in batches if batch), last]

@@ -77,7 +77,7 @@ async def test_oversize_item_is_rejected_and_task_unchanged(ddb: DynamoDBStore,
 async def test_item_just_under_the_limit_is_stored(ddb: DynamoDBStore, scope: Scope) -> None:
     # The size check must not undercount: DynamoDB Local takes what the store lets through.
     probe = _big_task("near", 0)
-    snapshot, _ = ddb._writes(scope, probe, [], version=1, first_seq=1)
+    snapshot, _ = ddb._items(scope, probe, [], version=1, first_seq=1)
     room = MAX_ITEM_BYTES - item_size(snapshot) - 16
     near = _big_task("near", room)
     stored = await ddb.create(scope, near, [])
