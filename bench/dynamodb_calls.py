@@ -35,7 +35,7 @@ from a2akit.store.table import Item  # noqa: E402
 from scripts.dynamodb_local import dynamodb_local, set_dummy_credentials  # noqa: E402
 
 TABLE = "a2akit-bench"
-DATA_CALLS = ("GetItem", "PutItem", "DeleteItem", "Query", "TransactWriteItems",
+DATA_CALLS = ("GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "TransactWriteItems",
               "BatchWriteItem")
 
 
@@ -124,7 +124,23 @@ async def run(endpoint: str) -> list[tuple[str, Meter, str]]:
         done.artifacts.add(artifact_id="a1").parts.add(text="hello")
         await store.update(scope, "t1", stored.version, done,
                            [status("t1", pb.TASK_STATE_COMPLETED)])
-        row("terminal update (1 event)", "plus the one-time TTL sweep of older items")
+        row("terminal update (1 event)", "+ expiry marker; the older items' expiry step")
+        await store.expire_finished(100)
+        row("expire_finished, nothing left", "the sweeper's call: one query per marker shard")
+
+        burst = echo_task("b1", pb.TASK_STATE_WORKING, 10_003)
+        chunks = []
+        for i in range(1_000):
+            chunk = pb.StreamResponse()
+            chunk.artifact_update.task_id = "b1"
+            chunk.artifact_update.artifact.artifact_id = "a"
+            chunk.artifact_update.append = i > 0
+            chunk.artifact_update.artifact.parts.add(text=f" word{i}")
+            chunks.append(chunk)
+        made = await store.create(scope, burst, [pb.StreamResponse(task=burst)])
+        meter.reset()
+        await store.update(scope, "b1", made.version, burst, chunks)
+        row("update with 1,000 events (a burst)", "several transactions, one reservation")
 
         fresh = DynamoDBStore(TABLE, client)  # another process: nothing cached
         got = await fresh.get(scope, "t1")
@@ -136,8 +152,8 @@ async def run(endpoint: str) -> list[tuple[str, Meter, str]]:
         row("update without a prior get", "reads the snapshot first")
 
         page = await store.list(scope, TaskQuery(page_size=50))
-        assert len(page.tasks) == 50 and page.total_size == 61
-        row("list page (50 of 61)", "shard queries + the page's tasks + counts of the rest")
+        assert len(page.tasks) == 50 and page.total_size == 62
+        row("list page (50 of 62)", "shard queries + the page's tasks + counts of the rest")
         page = await store.list(scope, TaskQuery(page_size=50, context_id="none"))
         row("list, a context with no task", "one query of an empty context partition")
         return rows

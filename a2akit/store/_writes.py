@@ -54,14 +54,15 @@ class Reserved(Exception):
 
 
 def role(write: Item) -> str:
-    """What a transaction entry writes: "snapshot", "event", "claim" or "config"."""
+    """What a transaction entry writes: "snapshot", "event", "claim" or "other" (a push
+    config, an expiry marker)."""
     action = next(iter(write.values()))
     sk = (action.get("Item") or action["Key"])[table.SK]["S"]
     if sk == table.SNAPSHOT_SK:
         return "snapshot"
     if sk == table.MESSAGE_SK:
         return "claim"
-    return "event" if sk.startswith(table.EVENT_PREFIX) else "config"
+    return "event" if sk.startswith(table.EVENT_PREFIX) else "other"
 
 
 def interpret(writes: Sequence[Item], task_id: str, *, expected_version: int | None = None,

@@ -217,6 +217,12 @@ class TaskStore(abc.ABC):
             await asyncio.sleep(min(interval, remaining))
             interval = min(interval * 2, self.poll_interval)
 
+    async def expire_finished(self, limit: int) -> int:
+        """Finish setting the retention of up to `limit` finished tasks whose expiry step
+        failed (a store whose items expire by TTL sets it with a later step); returns how
+        many it finished. The lease sweeper calls it; the embedded store keeps nothing."""
+        return 0
+
     async def flush(self, timeout: float) -> None:  # noqa: B027 - optional hook
         """Let work that writes started in the background (in-process push deliveries)
         finish, for up to `timeout` seconds: before a Lambda-style loop stops running

@@ -22,13 +22,14 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from a2akit.errors import InternalError, InvalidParamsError, UnavailableError
+from a2akit.errors import InvalidParamsError
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.states import is_terminal
 from a2akit.store import cursor, table
 from a2akit.store._client import Client, default_endpoint
 from a2akit.store._credentials import credential_source
 from a2akit.store._errors import Cancellation, Interpret, error_code, translated
+from a2akit.store._expiry import expire_finished, expire_task, marker
 from a2akit.store._listing import list_tasks
 from a2akit.store._writes import Reserved, StaleSeq, interpret
 from a2akit.store.base import (
@@ -259,7 +260,7 @@ class DynamoDBStore(TaskStore):
             condition = _Condition(expected_version, last_seq, lease_expired_by, breaking)
             try:
                 snapshot = await self._update(scope, task, events, message_id, lease,
-                                              condition)
+                                              condition, finishing=not was_terminal)
             except StaleSeq as stale:
                 # A stale cache entry (the same version, another task): once more.
                 last_seq, was_terminal = stale.last_seq, stale.terminal
@@ -273,24 +274,29 @@ class DynamoDBStore(TaskStore):
                 last_seq = await self._last_event_seq(pk, held.last_seq)
                 continue
             if table.TTL_ATTRIBUTE in snapshot and not was_terminal:
-                # Just terminal: give the older events and configs the same expiry, once.
-                await self._expire_partition(pk, snapshot[table.TTL_ATTRIBUTE])
+                # Just terminal: the older events and configs get the same expiry, once
+                # (if this fails, the sweeper does it: `expire_finished`).
+                await expire_task(self._call, self._client, self.table_name, pk,
+                                  snapshot[table.TTL_ATTRIBUTE])
             return self._stored(pk, snapshot)
         raise VersionConflictError(task_id)
 
     async def _update(self, scope: Scope, task: pb.Task, events: Sequence[pb.StreamResponse],
                       message_id: str | None, lease: Lease | None,
-                      condition: _Condition) -> Item:
-        """Write the update, in one transaction or several; the snapshot written."""
+                      condition: _Condition, *, finishing: bool) -> Item:
+        """Write the update, in one transaction or several; the snapshot written. When it
+        `finishing` the task, the snapshot's write puts the task's expiry marker too."""
         snapshot, puts = self._items(scope, task, events, version=condition.version + 1,
                                      first_seq=condition.last_seq + 1, lease=lease)
+        extra = ([self._put(marker(snapshot[table.PK]["S"], snapshot[table.TTL_ATTRIBUTE]))]
+                 if finishing and table.TTL_ATTRIBUTE in snapshot else [])
         expression, values = condition.expression()
         put = self._put(snapshot, expression, values)
         put["Put"]["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
         claim = self._claim(scope, message_id, task.id)
         meaning = {"expected_version": condition.version, "last_seq": condition.last_seq,
                    "breaking": condition.breaking}
-        single = [put, *claim, *puts]
+        single = [put, *claim, *extra, *puts]
         if table.fits(single):
             await self._transact(single, task.id, **meaning)
             return snapshot
@@ -309,7 +315,7 @@ class DynamoDBStore(TaskStore):
         }}
         final = self._put(snapshot, f"version = :v AND {table.WRITER} = :w",
                           {":v": values[":v"], ":w": hold[":w"]})
-        batches = table.transactions([reserve, *claim], puts, [final])
+        batches = table.transactions([reserve, *claim], puts, [final, *extra])
         await self._transact(batches[0], task.id, **meaning)
         for batch in batches[1:]:
             # Only a writer that broke this reservation (we outlived it) makes these fail.
@@ -472,37 +478,8 @@ class DynamoDBStore(TaskStore):
         await self._call(self._client.transact_write_items,
                          interpret(writes, task_id, **meaning), TransactItems=writes)
 
-    async def _expire_partition(self, pk: str, expires: Item) -> None:
-        try:
-            items: list[Item] = []
-            kwargs: dict[str, Any] = {
-                "TableName": self.table_name,
-                "KeyConditionExpression": "pk = :pk",
-                "FilterExpression": "attribute_not_exists(expires_at)",
-                "ExpressionAttributeValues": {":pk": {"S": pk}},
-            }
-            while True:
-                page = await self._call(self._client.query, **kwargs)
-                items.extend(page.get("Items", []))
-                if "LastEvaluatedKey" not in page:
-                    break
-                kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
-            for start in range(0, len(items), 25):
-                requests: Any = {
-                    self.table_name: [
-                        {"PutRequest": {"Item": {**item, table.TTL_ATTRIBUTE: expires}}}
-                        for item in items[start:start + 25]
-                    ]
-                }
-                for _ in range(5):
-                    result = await self._call(self._client.batch_write_item, RequestItems=requests)
-                    requests = result.get("UnprocessedItems") or {}
-                    if not requests:
-                        break
-                    await asyncio.sleep(0.1)
-        except (UnavailableError, InternalError):
-            # Best effort: the task is stored; its older items merely outlive it.
-            log.warning("could not set the expiry of the items of %s", pk, exc_info=True)
+    async def expire_finished(self, limit: int) -> int:
+        return await expire_finished(self._call, self._client, self.table_name, limit)
 
     async def events_after(self, scope: Scope, task_id: str, seq: int) -> list[StoredEvent]:
         kwargs: dict[str, Any] = {

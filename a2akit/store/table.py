@@ -43,6 +43,8 @@ __all__ = [
     "CONTEXT_INDEX",
     "CONTEXT_INDEX_PK",
     "EVENT_PREFIX",
+    "EXPIRY_PREFIX",
+    "EXPIRY_SHARDS",
     "LAST_EVENT_SK",
     "LEASE_INDEX",
     "LEASE_OWNER",
@@ -71,6 +73,7 @@ __all__ = [
     "context_pk",
     "create_table_kwargs",
     "event_sk",
+    "expiry_pk",
     "fits",
     "item_size",
     "key",
@@ -113,6 +116,11 @@ LEASE_OWNER = "lease_owner"
 # Renewals write the lease index; spreading it over a few partitions keeps any one of them
 # far below DynamoDB's per-partition write rate. The sweeper queries each shard.
 LEASE_SHARDS = 4
+
+# A finished task whose older items still need their expiry has a marker item, pk
+# `EXPIRE#<shard>` and sk its task key, until they have it (`DynamoDBStore.expire_finished`).
+EXPIRY_PREFIX = "EXPIRE#"
+EXPIRY_SHARDS = 16
 
 SNAPSHOT_SK = "TASK"
 MESSAGE_SK = "MSG"
@@ -199,6 +207,11 @@ def parse_task_pk(pk: str) -> tuple[Scope, str]:
 def lease_shard(pk: str) -> str:
     """The lease index partition of a task key: stable, spread over LEASE_SHARDS."""
     return f"L#{zlib.crc32(pk.encode()) % LEASE_SHARDS}"
+
+
+def expiry_pk(task_key: str) -> str:
+    """The partition of a task's expiry marker: spread, so no partition key is hot."""
+    return f"{EXPIRY_PREFIX}{zlib.crc32(task_key.encode()) % EXPIRY_SHARDS}"
 
 
 def message_pk(scope: Scope, message_id: str) -> str:
