@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from a2akit.errors import InvalidParamsError
+from a2akit.errors import InvalidParamsError, UnavailableError
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.states import is_terminal
 from a2akit.store import cursor, table
@@ -522,18 +522,33 @@ class DynamoDBStore(TaskStore):
 
     async def put_push_config(self, scope: Scope, config: pb.TaskPushNotificationConfig) -> None:
         pk = table.task_pk(scope, config.task_id)
-        response = await self._call(
-            self._client.get_item,
-            TableName=self.table_name,
-            Key=table.key(pk, table.SNAPSHOT_SK),
-            ConsistentRead=True,
-            ProjectionExpression="pk, expires_at",
-        )
-        snapshot = response.get("Item")
-        if snapshot is None:
-            return  # like the embedded store: no task, nothing stored
-        item = self._config_item(pk, config, snapshot)
-        await self._call(self._client.put_item, TableName=self.table_name, Item=item)
+        for _attempt in range(3):
+            response = await self._call(
+                self._client.get_item,
+                TableName=self.table_name,
+                Key=table.key(pk, table.SNAPSHOT_SK),
+                ConsistentRead=True,
+                ProjectionExpression="pk, expires_at",
+            )
+            snapshot = response.get("Item")
+            if snapshot is None:
+                return  # like the embedded store: no task, nothing stored
+            item = self._config_item(pk, config, snapshot)
+            if table.TTL_ATTRIBUTE in item:
+                await self._call(self._client.put_item, TableName=self.table_name, Item=item)
+                return
+            # A running task: the config is written only if the task is still running, or
+            # a terminal write landing meanwhile (whose expiry step may have run already)
+            # would leave it without an expiry.
+            still_running = _check(self._put(
+                {**table.key(pk, table.SNAPSHOT_SK)},
+                f"attribute_exists(pk) AND attribute_not_exists({table.TTL_ATTRIBUTE})"))
+            try:
+                await self._transact([still_running, self._put(item)], config.task_id)
+                return
+            except VersionConflictError:
+                continue  # it finished (or went) meanwhile: read it again
+        raise UnavailableError("the task kept changing while its push config was written")
 
     @staticmethod
     def _config_item(pk: str, config: pb.TaskPushNotificationConfig, snapshot: Item) -> Item:

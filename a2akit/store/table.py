@@ -292,9 +292,11 @@ def check_size(item: Item, what: str) -> None:
 
 
 def _write_size(write: Item) -> int:
-    """The bytes a transaction item counts: the item it puts, or the key it reads or updates."""
-    action = next(iter(write.values()))
-    return item_size(action.get("Item") or action["Key"])
+    """The bytes a transaction entry counts towards 4 MB: the item a Put writes; for an
+    entry on a stored item (ConditionCheck, Update) that item, which may be as large as an
+    item can be."""
+    put = write.get("Put")
+    return item_size(put["Item"]) if put is not None else MAX_ITEM_BYTES
 
 
 def fits(writes: Sequence[Item]) -> bool:

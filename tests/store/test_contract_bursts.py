@@ -97,6 +97,10 @@ async def test_a_write_over_four_megabytes(store: TaskStore, scope: Scope) -> No
     assert updated.last_seq == 29
     events = await store.events_after(scope, "big", 0)
     assert [e.event for e in events[1:]] == heavy + heavy
+    # A snapshot near the item limit counts towards every transaction it is part of.
+    task.history.add(message_id="long", role=pb.ROLE_AGENT).parts.add(text="y" * 380_000)
+    grown = await store.update(scope, "big", 2, task, heavy)
+    assert (grown.last_seq, grown.task) == (43, task)
 
 
 async def test_a_reader_never_sees_a_snapshot_ahead_of_its_events(store: TaskStore,

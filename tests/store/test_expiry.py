@@ -3,6 +3,7 @@ was deleted meanwhile, and an expiry that failed is redone by the sweeper until 
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -134,3 +135,25 @@ def _marker(client: Any, pk: str) -> dict[str, Any] | None:
         TableName=TABLE, Key=table.key(table.expiry_pk(pk), pk), ConsistentRead=True
     ).get("Item")
     return item
+
+
+@pytest.mark.slow
+async def test_a_config_put_while_the_task_finishes_expires_with_it(
+        own_client: Any, ddb_client: Any, scope: Scope) -> None:
+    await _working_with_config(DynamoDBStore(TABLE, ddb_client), scope)
+    finished: list[bool] = []
+
+    def finish_after_the_read(model: Any, **_: Any) -> None:
+        # The task finishes between the config's read of the snapshot and its write.
+        if model.name == "GetItem" and not finished:
+            finished.append(True)
+            asyncio.run(_finish(DynamoDBStore(TABLE, ddb_client), scope))
+
+    own_client.meta.events.register("after-call.dynamodb.GetItem", finish_after_the_read)
+    late = pb.TaskPushNotificationConfig(task_id="t1", id="late", url="https://b.example.com")
+    await DynamoDBStore(TABLE, own_client).put_push_config(scope, late)
+    assert finished
+    pk = table.task_pk(scope, "t1")
+    items = {item["sk"]["S"]: item for item in _partition(ddb_client, pk)}
+    assert table.TTL_ATTRIBUTE in items["PUSH#late"]
+    assert items["PUSH#late"][table.TTL_ATTRIBUTE] == items["TASK"][table.TTL_ATTRIBUTE]
