@@ -201,6 +201,26 @@ class Capacity:
             self.aws_units += got * math.ceil(self.task_item_bytes / 4096) * 0.5
 
 
+def load(client: Any, table_name: str, scope: Scope, snapshots: list[Item]) -> None:
+    """Write snapshots directly (batches of 25, far faster than one create each) and the
+    scope's count items as the store's writes would have kept them."""
+    counts: dict[int, collections.Counter[str]] = collections.defaultdict(collections.Counter)
+    for snapshot in snapshots:
+        task_id = pb.Task.FromString(snapshot["task"]["B"]).id
+        shard = counts[table.list_shard(task_id)]
+        shard[table.COUNT_ALL] += 1
+        shard[table.count_of(int(snapshot["state"]["N"]))] += 1
+    items = [*snapshots, *({**table.key(table.count_pk(scope, shard), table.COUNT_SK),
+                            **{name: {"N": str(n)} for name, n in counted.items()}}
+                           for shard, counted in counts.items())]
+    for start in range(0, len(items), 25):
+        requests: Any = {table_name: [{"PutRequest": {"Item": item}}
+                                      for item in items[start:start + 25]]}
+        while requests:
+            requests = client.batch_write_item(RequestItems=requests).get(
+                "UnprocessedItems") or {}
+
+
 def _index_item_bytes(snapshot: Item, partition: str) -> int:
     """An index item's size by AWS's rule: its keys, the table's keys, the projected
     attributes, plus 100 bytes."""
@@ -224,12 +244,7 @@ async def listing_capacity(endpoint: str) -> list[tuple[str, Capacity, int, int]
             task.artifacts.add(artifact_id=f"a-{i}", name="echo").parts.add(text="hello")
             snapshot, _ = store._items(scope, task, [], version=1, first_seq=1)
             snapshots.append(snapshot)
-        for start in range(0, len(snapshots), 25):
-            requests: Any = {LIST_TABLE: [{"PutRequest": {"Item": item}}
-                                          for item in snapshots[start:start + 25]]}
-            while requests:
-                requests = client.batch_write_item(RequestItems=requests).get(
-                    "UnprocessedItems") or {}
+        load(client, LIST_TABLE, scope, snapshots)
         index_bytes = _index_item_bytes(snapshots[0], table.LIST_INDEX_PK)
         task_bytes = table.item_size(snapshots[0])
         newest_ms = 1_700_000_000_000 + OWNER_TASKS - 100

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from typing import Any
 
 from a2akit.errors import A2AError
@@ -89,8 +90,53 @@ async def _expire(call: Call, client: Any, table_name: str, item: Item, expires:
 
 
 async def expire_finished(call: Call, client: Any, table_name: str, limit: int) -> int:
-    """Redo the expiry step of up to `limit` finished tasks that still have a marker;
-    returns how many now have every item expiring."""
+    """Redo the expiry step of up to `limit` finished tasks that still have a marker, and
+    retire up to `limit` tasks whose expiry passed; returns how many of each it did."""
+    return (await _redo_expiries(call, client, table_name, limit)
+            + await _retire_expired(call, client, table_name, limit))
+
+
+async def _retire_expired(call: Call, client: Any, table_name: str, limit: int) -> int:
+    """Take tasks whose expiry passed out of their scope's counts: the marker deleted and
+    the counts lowered in one transaction, so each task is retired once."""
+    done = 0
+    now = f"{int(time.time()):012d}"
+    for shard in range(table.EXPIRY_SHARDS):
+        if limit <= 0:
+            break
+        page = await call(client.query, TableName=table_name,
+                          KeyConditionExpression="pk = :pk AND sk < :now",
+                          ExpressionAttributeValues={
+                              ":pk": {"S": f"{table.RETIRE_PREFIX}{shard}"},
+                              ":now": {"S": now}},
+                          Limit=limit)
+        for item in page.get("Items", []):
+            limit -= 1
+            scope, task_id = table.parse_task_pk(item[table.SK]["S"].split("#", 1)[1])
+            state = table.count_of(int(item["state"]["N"]))
+            try:
+                await call(client.transact_write_items, _gone, TransactItems=[
+                    {"Delete": {"TableName": table_name,
+                                "Key": table.key(item[table.PK]["S"], item[table.SK]["S"]),
+                                "ConditionExpression": "attribute_exists(pk)"}},
+                    {"Update": {"TableName": table_name,
+                                "Key": table.key(table.count_pk(scope, table.list_shard(
+                                    task_id)), table.COUNT_SK),
+                                "UpdateExpression": "ADD #n :less, #s :less",
+                                "ExpressionAttributeNames": {"#n": table.COUNT_ALL,
+                                                             "#s": state},
+                                "ExpressionAttributeValues": {":less": {"N": "-1"}}}}])
+            except _Gone:
+                continue  # retired by another sweep meanwhile
+            except A2AError:
+                log.warning("could not retire %s; the next sweep does", item[table.SK]["S"],
+                            exc_info=True)
+                continue
+            done += 1
+    return done
+
+
+async def _redo_expiries(call: Call, client: Any, table_name: str, limit: int) -> int:
     done = 0
     for shard in range(table.EXPIRY_SHARDS):
         if limit <= 0:

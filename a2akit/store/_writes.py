@@ -24,33 +24,36 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from a2akit.states import is_terminal
 from a2akit.store import table
 from a2akit.store._errors import Cancellation, Interpret
 from a2akit.store.base import DuplicateMessageError, VersionConflictError
 from a2akit.store.table import Item
 
-__all__ = ["Reserved", "StaleSeq", "interpret", "role"]
+__all__ = ["Contended", "Reserved", "StaleSeq", "interpret", "role"]
 
 
 class StaleSeq(Exception):
     """The remembered last_seq of this version was another writer's: the old item's instead."""
 
-    def __init__(self, last_seq: int, terminal: bool) -> None:
+    def __init__(self, last_seq: int, state: int) -> None:
         super().__init__(last_seq)
         self.last_seq = last_seq
-        self.terminal = terminal
+        self.state = state
 
 
 class Reserved(Exception):
     """The snapshot of the version read is held by another write in several transactions."""
 
-    def __init__(self, token: str, until_ms: int, last_seq: int, terminal: bool) -> None:
+    def __init__(self, token: str, until_ms: int, last_seq: int, state: int) -> None:
         super().__init__(token)
         self.token = token
         self.until_ms = until_ms
         self.last_seq = last_seq
-        self.terminal = terminal
+        self.state = state
+
+
+class Contended(Exception):
+    """Another transaction held a shared item (a scope's count) at the same moment."""
 
 
 def role(write: Item) -> str:
@@ -88,6 +91,9 @@ def interpret(writes: Sequence[Item], task_id: str, *, expected_version: int | N
             return DuplicateMessageError(str(item.get("task_id", {}).get("S", "")))
         if failed & {"snapshot", "event"}:
             return VersionConflictError(task_id)
+        if any(roles[index] == "other" and cancellation.code(index) == "TransactionConflict"
+               for index in range(len(roles))):
+            return Contended()  # a count item in another writer's transaction: again
         return None
 
     return meaning
@@ -97,11 +103,11 @@ def _update_conflict(old: Item | None, task_id: str, expected_version: int, last
                      breaking: str | None) -> Exception:
     if old is None or int(old["version"]["N"]) != expected_version:
         return VersionConflictError(task_id)
-    terminal = is_terminal(int(old["state"]["N"]))
+    state = int(old["state"]["N"])
     writer = old.get(table.WRITER, {}).get("S")
     if writer is not None and writer != breaking:
         return Reserved(writer, int(old[table.WRITER_UNTIL]["N"]), int(old["last_seq"]["N"]),
-                        terminal)
+                        state)
     if writer is None and int(old["last_seq"]["N"]) != last_seq:
-        return StaleSeq(int(old["last_seq"]["N"]), terminal)
+        return StaleSeq(int(old["last_seq"]["N"]), state)
     return VersionConflictError(task_id)

@@ -17,6 +17,7 @@ import collections
 import dataclasses
 import logging
 import os
+import random
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -31,7 +32,7 @@ from a2akit.store._credentials import credential_source
 from a2akit.store._errors import Cancellation, Interpret, error_code, translated
 from a2akit.store._expiry import expire_finished, expire_task, marker
 from a2akit.store._listing import list_tasks
-from a2akit.store._writes import Reserved, StaleSeq, interpret
+from a2akit.store._writes import Contended, Reserved, StaleSeq, interpret
 from a2akit.store.base import (
     Lease,
     LeaseLostError,
@@ -124,7 +125,7 @@ class DynamoDBStore(TaskStore):
         self._owns_client = owns_client
         # (pk, version) -> last_seq of what this store last read or wrote, so an update
         # after a get needs no extra read; the write is conditional on both anyway.
-        self._seqs: collections.OrderedDict[tuple[str, int], tuple[int, bool]] = (
+        self._seqs: collections.OrderedDict[tuple[str, int], tuple[int, int]] = (
             collections.OrderedDict()
         )
         self._seqs_lock = threading.Lock()
@@ -137,14 +138,14 @@ class DynamoDBStore(TaskStore):
         with translated(getattr(fn, "__name__", str(fn)), interpret):
             return await asyncio.to_thread(fn, **kwargs)
 
-    def _remember(self, pk: str, version: int, last_seq: int, terminal: bool) -> None:
+    def _remember(self, pk: str, version: int, last_seq: int, state: int) -> None:
         with self._seqs_lock:
-            self._seqs[(pk, version)] = (last_seq, terminal)
+            self._seqs[(pk, version)] = (last_seq, state)
             self._seqs.move_to_end((pk, version))
             while len(self._seqs) > _CACHE_SIZE:
                 self._seqs.popitem(last=False)
 
-    def _recall(self, pk: str, version: int) -> tuple[int, bool] | None:
+    def _recall(self, pk: str, version: int) -> tuple[int, int] | None:
         with self._seqs_lock:
             return self._seqs.get((pk, version))
 
@@ -203,7 +204,7 @@ class DynamoDBStore(TaskStore):
         version = int(item["version"]["N"])
         last_seq = int(item["last_seq"]["N"])
         task = pb.Task.FromString(item["task"]["B"])
-        self._remember(pk, version, last_seq, is_terminal(task.status.state))
+        self._remember(pk, version, last_seq, task.status.state)
         return StoredTask(task, version, last_seq, _lease(item))
 
     async def create(
@@ -222,6 +223,7 @@ class DynamoDBStore(TaskStore):
         claim = self._claim(scope, message_id, task.id)
         configs = [self._put(self._config_item(pk, config, snapshot))
                    for config in push_configs]
+        configs += self._bookkeeping(scope, task, snapshot, None)
         single = [put, *claim, *configs, *puts]
         if table.fits(single):
             await self._transact(single, task.id)
@@ -253,27 +255,27 @@ class DynamoDBStore(TaskStore):
             current = await self.get(scope, task_id)
             if current is None or current.version != expected_version:
                 raise VersionConflictError(task_id)
-            known = (current.last_seq, is_terminal(current.task.status.state))
-        last_seq, was_terminal = known
+            known = (current.last_seq, current.task.status.state)
+        last_seq, old_state = known
         breaking: str | None = None  # the token of a dead writer's reservation
         for _attempt in range(3):
             condition = _Condition(expected_version, last_seq, lease_expired_by, breaking)
             try:
                 snapshot = await self._update(scope, task, events, message_id, lease,
-                                              condition, finishing=not was_terminal)
+                                              condition, old_state)
             except StaleSeq as stale:
                 # A stale cache entry (the same version, another task): once more.
-                last_seq, was_terminal = stale.last_seq, stale.terminal
+                last_seq, old_state = stale.last_seq, stale.state
                 continue
             except Reserved as held:
                 if held.until_ms > _epoch_ms():
                     await self._outwait(pk, held)
                     raise VersionConflictError(task_id) from None  # the caller re-reads
                 # Its writer died mid-way: keep the events it wrote, write after them.
-                breaking, was_terminal = held.token, held.terminal
+                breaking, old_state = held.token, held.state
                 last_seq = await self._last_event_seq(pk, held.last_seq)
                 continue
-            if table.TTL_ATTRIBUTE in snapshot and not was_terminal:
+            if table.TTL_ATTRIBUTE in snapshot and not is_terminal(old_state):
                 # Just terminal: the older events and configs get the same expiry, once
                 # (if this fails, the sweeper does it: `expire_finished`).
                 await expire_task(self._call, self._client, self.table_name, pk,
@@ -283,13 +285,11 @@ class DynamoDBStore(TaskStore):
 
     async def _update(self, scope: Scope, task: pb.Task, events: Sequence[pb.StreamResponse],
                       message_id: str | None, lease: Lease | None,
-                      condition: _Condition, *, finishing: bool) -> Item:
-        """Write the update, in one transaction or several; the snapshot written. When it
-        `finishing` the task, the snapshot's write puts the task's expiry marker too."""
+                      condition: _Condition, old_state: int) -> Item:
+        """Write the update, in one transaction or several; the snapshot written."""
         snapshot, puts = self._items(scope, task, events, version=condition.version + 1,
                                      first_seq=condition.last_seq + 1, lease=lease)
-        extra = ([self._put(marker(snapshot[table.PK]["S"], snapshot[table.TTL_ATTRIBUTE]))]
-                 if finishing and table.TTL_ATTRIBUTE in snapshot else [])
+        extra = self._bookkeeping(scope, task, snapshot, old_state)
         expression, values = condition.expression()
         put = self._put(snapshot, expression, values)
         put["Put"]["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
@@ -345,6 +345,40 @@ class DynamoDBStore(TaskStore):
             ScanIndexForward=False, Limit=1, ConsistentRead=True, ProjectionExpression="seq")
         items = page.get("Items", [])
         return max([floor, *(int(item["seq"]["N"]) for item in items)])
+
+    def _bookkeeping(self, scope: Scope, task: pb.Task, snapshot: Item,
+                     old_state: int | None) -> list[Item]:
+        """What a snapshot write keeps besides: the scope's counts when the state changes
+        (`old_state` None: a new task); when the task finishes, its retirement and, for
+        an update, the marker of its older items' expiry (docs/store.md, "TTL")."""
+        state = int(task.status.state)
+        entries: list[Item] = []
+        pk = table.task_pk(scope, task.id)
+        if state != old_state:
+            names = {"#s": table.count_of(state)}
+            adds = ["#s :one"]
+            if old_state is None:
+                names["#n"] = table.COUNT_ALL
+                adds.append("#n :one")
+            else:
+                names["#o"] = table.count_of(old_state)
+                adds.append("#o :less")
+            values = {":one": {"N": "1"}}
+            if old_state is not None:
+                values[":less"] = {"N": "-1"}
+            entries.append({"Update": {
+                "TableName": self.table_name,
+                "Key": table.key(table.count_pk(scope, table.list_shard(task.id)),
+                                 table.COUNT_SK),
+                "UpdateExpression": "ADD " + ", ".join(adds),
+                "ExpressionAttributeNames": names, "ExpressionAttributeValues": values}})
+        if is_terminal(state) and (old_state is None or not is_terminal(old_state)):
+            expires = snapshot[table.TTL_ATTRIBUTE]
+            retire = {**table.retire_key(pk, int(expires["N"])), "state": {"N": str(state)}}
+            entries.append(self._put(retire))
+            if old_state is not None:
+                entries.append(self._put(marker(pk, expires)))
+        return entries
 
     def _put(self, item: Item, condition: str | None = None, values: Item | None = None
              ) -> Item:
@@ -475,8 +509,15 @@ class DynamoDBStore(TaskStore):
         return [table.parse_task_pk(pk) for _, pk in found[:limit]]
 
     async def _transact(self, writes: list[Item], task_id: str, **meaning: Any) -> None:
-        await self._call(self._client.transact_write_items,
-                         interpret(writes, task_id, **meaning), TransactItems=writes)
+        for attempt in range(_CONTENDED_ATTEMPTS):
+            try:
+                await self._call(self._client.transact_write_items,
+                                 interpret(writes, task_id, **meaning), TransactItems=writes)
+                return
+            except Contended:
+                # Cancelled, nothing written: another task's write held the scope's count.
+                await asyncio.sleep(random.uniform(0, 0.01 * 2**attempt))
+        raise UnavailableError("the task's scope is too busy; try again")
 
     async def expire_finished(self, limit: int) -> int:
         return await expire_finished(self._call, self._client, self.table_name, limit)
@@ -608,6 +649,9 @@ class DynamoDBStore(TaskStore):
             TableName=self.table_name,
             Key=table.key(table.task_pk(scope, task_id), table.push_sk(config_id)),
         )
+
+
+_CONTENDED_ATTEMPTS = 8  # a transaction cancelled on a shared count item: tries in all
 
 
 def _epoch_ms() -> int:

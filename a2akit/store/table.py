@@ -42,6 +42,8 @@ from a2akit.store.cursor import STATUS_MS_DIGITS, WRITE_NS_DIGITS, Position
 __all__ = [
     "CONTEXT_INDEX",
     "CONTEXT_INDEX_PK",
+    "COUNT_ALL",
+    "COUNT_SK",
     "EVENT_PREFIX",
     "EXPIRY_PREFIX",
     "EXPIRY_SHARDS",
@@ -63,6 +65,7 @@ __all__ = [
     "MESSAGE_SK",
     "PK",
     "PUSH_PREFIX",
+    "RETIRE_PREFIX",
     "SK",
     "SNAPSHOT_SK",
     "TTL_ATTRIBUTE",
@@ -71,6 +74,8 @@ __all__ = [
     "Item",
     "check_size",
     "context_pk",
+    "count_of",
+    "count_pk",
     "create_table_kwargs",
     "event_sk",
     "expiry_pk",
@@ -86,6 +91,7 @@ __all__ = [
     "message_pk",
     "parse_task_pk",
     "push_sk",
+    "retire_key",
     "scope_prefix",
     "task_pk",
     "transactions",
@@ -121,6 +127,14 @@ LEASE_SHARDS = 4
 # `EXPIRE#<shard>` and sk its task key, until they have it (`DynamoDBStore.expire_finished`).
 EXPIRY_PREFIX = "EXPIRE#"
 EXPIRY_SHARDS = 16
+
+# The scope's task counts, one item per list shard (pk `<scope>#N#<shard>`, sk `COUNT`):
+# `n` all tasks, `s<state>` per state; kept in the transaction that writes the snapshot.
+COUNT_SK = "COUNT"
+COUNT_ALL = "n"
+# A finished task's retirement (pk `RETIRE#<shard>`, sk `<expires_at, 12 digits>#<task key>`,
+# its state): at its expiry the sweeper takes it out of the counts (`expire_finished`).
+RETIRE_PREFIX = "RETIRE#"
 
 SNAPSHOT_SK = "TASK"
 MESSAGE_SK = "MSG"
@@ -212,6 +226,20 @@ def lease_shard(pk: str) -> str:
 def expiry_pk(task_key: str) -> str:
     """The partition of a task's expiry marker: spread, so no partition key is hot."""
     return f"{EXPIRY_PREFIX}{zlib.crc32(task_key.encode()) % EXPIRY_SHARDS}"
+
+
+def count_pk(scope: Scope, shard: int) -> str:
+    return f"{scope_prefix(scope)}#N#{shard}"
+
+
+def count_of(state: int) -> str:
+    """The count attribute of one task state."""
+    return f"s{state}"
+
+
+def retire_key(task_key: str, expires_at: int) -> Item:
+    return key(f"{RETIRE_PREFIX}{zlib.crc32(task_key.encode()) % EXPIRY_SHARDS}",
+               f"{expires_at:012d}#{task_key}")
 
 
 def message_pk(scope: Scope, message_id: str) -> str:
