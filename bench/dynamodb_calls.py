@@ -126,7 +126,7 @@ async def run(endpoint: str) -> list[tuple[str, Meter, str]]:
                            [status("t1", pb.TASK_STATE_COMPLETED)])
         row("terminal update (1 event)", "+ expiry marker; the older items' expiry step")
         await store.expire_finished(100)
-        row("expire_finished, nothing left", "the sweeper's call: one query per marker shard")
+        row("expire_finished, nothing left", "the sweeper's call: one query per shard (2 x 16)")
 
         burst = echo_task("b1", pb.TASK_STATE_WORKING, 10_003)
         chunks = []
@@ -153,7 +153,7 @@ async def run(endpoint: str) -> list[tuple[str, Meter, str]]:
 
         page = await store.list(scope, TaskQuery(page_size=50))
         assert len(page.tasks) == 50 and page.total_size == 62
-        row("list page (50 of 62)", "shard queries + the page's tasks + counts of the rest")
+        row("list page (50 of 62)", "shard queries + the page's tasks + the 8 count items")
         page = await store.list(scope, TaskQuery(page_size=50, context_id="none"))
         row("list, a context with no task", "one query of an empty context partition")
         return rows

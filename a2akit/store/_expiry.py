@@ -10,6 +10,11 @@ marker is deleted. When that step fails (DynamoDB unreachable, the process dies)
 stays, and `expire_finished`, which the lease sweeper calls, finds it and does the step
 again until it holds. Message claims and configs put on a finished task carry the expiry
 when written.
+
+The same write puts the task's *retirement* (pk ``RETIRE#<shard>``, sk
+``<expires_at>#<task key>``, its state): once the expiry has passed, `expire_finished`
+takes the task out of its scope's counts (`totalSize`) and deletes the retirement, in one
+transaction.
 """
 
 from __future__ import annotations
@@ -99,56 +104,47 @@ async def expire_finished(call: Call, client: Any, table_name: str, limit: int) 
 async def _retire_expired(call: Call, client: Any, table_name: str, limit: int) -> int:
     """Take tasks whose expiry passed out of their scope's counts: the marker deleted and
     the counts lowered in one transaction, so each task is retired once."""
-    done = 0
     now = f"{int(time.time()):012d}"
-    for shard in range(table.EXPIRY_SHARDS):
-        if limit <= 0:
-            break
-        page = await call(client.query, TableName=table_name,
-                          KeyConditionExpression="pk = :pk AND sk < :now",
-                          ExpressionAttributeValues={
-                              ":pk": {"S": f"{table.RETIRE_PREFIX}{shard}"},
-                              ":now": {"S": now}},
-                          Limit=limit)
-        for item in page.get("Items", []):
-            limit -= 1
-            scope, task_id = table.parse_task_pk(item[table.SK]["S"].split("#", 1)[1])
-            state = table.count_of(int(item["state"]["N"]))
-            try:
-                await call(client.transact_write_items, _gone, TransactItems=[
-                    {"Delete": {"TableName": table_name,
-                                "Key": table.key(item[table.PK]["S"], item[table.SK]["S"]),
-                                "ConditionExpression": "attribute_exists(pk)"}},
-                    {"Update": {"TableName": table_name,
-                                "Key": table.key(table.count_pk(scope, table.list_shard(
-                                    task_id)), table.COUNT_SK),
-                                "UpdateExpression": "ADD #n :less, #s :less",
-                                "ExpressionAttributeNames": {"#n": table.COUNT_ALL,
-                                                             "#s": state},
-                                "ExpressionAttributeValues": {":less": {"N": "-1"}}}}])
-            except _Gone:
-                continue  # retired by another sweep meanwhile
-            except A2AError:
-                log.warning("could not retire %s; the next sweep does", item[table.SK]["S"],
-                            exc_info=True)
-                continue
-            done += 1
-    return done
+    pages = await asyncio.gather(*(call(
+        client.query, TableName=table_name, KeyConditionExpression="pk = :pk AND sk < :now",
+        ExpressionAttributeValues={":pk": {"S": f"{table.RETIRE_PREFIX}{shard}"},
+                                   ":now": {"S": now}},
+        Limit=limit) for shard in range(table.EXPIRY_SHARDS)))
+    items = [item for page in pages for item in page.get("Items", [])][:limit]
+    return sum([await _retire(call, client, table_name, item) for item in items])
+
+
+async def _retire(call: Call, client: Any, table_name: str, item: Item) -> bool:
+    scope, task_id = table.parse_task_pk(item[table.SK]["S"].split("#", 1)[1])
+    count = table.key(table.count_pk(scope, table.list_shard(task_id)), table.COUNT_SK)
+    try:
+        await call(client.transact_write_items, _gone, TransactItems=[
+            {"Delete": {"TableName": table_name,
+                        "Key": table.key(item[table.PK]["S"], item[table.SK]["S"]),
+                        "ConditionExpression": "attribute_exists(pk)"}},
+            {"Update": {"TableName": table_name, "Key": count,
+                        "UpdateExpression": "ADD #n :less, #s :less",
+                        "ExpressionAttributeNames": {
+                            "#n": table.COUNT_ALL,
+                            "#s": table.count_of(int(item["state"]["N"]))},
+                        "ExpressionAttributeValues": {":less": {"N": "-1"}}}}])
+    except _Gone:
+        return False  # retired by another sweep meanwhile
+    except A2AError:
+        log.warning("could not retire %s; the next sweep does", item[table.SK]["S"],
+                    exc_info=True)
+        return False
+    return True
 
 
 async def _redo_expiries(call: Call, client: Any, table_name: str, limit: int) -> int:
     done = 0
-    for shard in range(table.EXPIRY_SHARDS):
-        if limit <= 0:
-            break
-        page = await call(client.query, TableName=table_name,
-                          KeyConditionExpression="pk = :pk",
-                          ExpressionAttributeValues={":pk": {"S": table.EXPIRY_PREFIX
-                                                             + str(shard)}},
-                          Limit=limit)
-        for item in page.get("Items", []):
-            limit -= 1
-            if await expire_task(call, client, table_name, item[table.SK]["S"],
-                                 item[table.TTL_ATTRIBUTE]):
-                done += 1
+    pages = await asyncio.gather(*(call(
+        client.query, TableName=table_name, KeyConditionExpression="pk = :pk",
+        ExpressionAttributeValues={":pk": {"S": f"{table.EXPIRY_PREFIX}{shard}"}},
+        Limit=limit) for shard in range(table.EXPIRY_SHARDS)))
+    for item in [item for page in pages for item in page.get("Items", [])][:limit]:
+        if await expire_task(call, client, table_name, item[table.SK]["S"],
+                             item[table.TTL_ATTRIBUTE]):
+            done += 1
     return done

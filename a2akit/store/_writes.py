@@ -1,5 +1,9 @@
 """The items of a task write, and what a cancelled transaction of one means.
 
+Besides the snapshot and its events a write keeps the scope's counts (`bookkeeping`: the
+count item of the task's shard when its state changes; when it finishes, its retirement and
+the marker of its older items' expiry, `a2akit.store._expiry`).
+
 A write is the snapshot, its new events, maybe a message claim and push configs. When they
 fit one transaction (100 items, 4 MB) they are one `TransactWriteItems`. Otherwise they are
 written in several, in order, under a *reservation* (docs/store.md, "Writes of any size"):
@@ -22,14 +26,19 @@ writes its own after them.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
+from a2akit.generated import a2a_pb2 as pb
+from a2akit.states import is_terminal
 from a2akit.store import table
 from a2akit.store._errors import Cancellation, Interpret
-from a2akit.store.base import DuplicateMessageError, VersionConflictError
+from a2akit.store._expiry import marker
+from a2akit.store.base import DuplicateMessageError, Scope, VersionConflictError
 from a2akit.store.table import Item
 
-__all__ = ["Contended", "Reserved", "StaleSeq", "interpret", "role"]
+__all__ = ["Condition", "Contended", "Reserved", "StaleSeq", "bookkeeping", "check", "interpret",
+           "role"]
 
 
 class StaleSeq(Exception):
@@ -111,3 +120,69 @@ def _update_conflict(old: Item | None, task_id: str, expected_version: int, last
     if writer is None and int(old["last_seq"]["N"]) != last_seq:
         return StaleSeq(int(old["last_seq"]["N"]), state)
     return VersionConflictError(task_id)
+
+
+@dataclasses.dataclass(frozen=True)
+class Condition:
+    """What an update's snapshot write requires of the stored snapshot."""
+
+    version: int
+    last_seq: int
+    lease_expired_by: int | None = None
+    breaking: str | None = None  # a dead writer's reservation token, instead of none
+
+    def expression(self) -> tuple[str, Item]:
+        values: Item = {":v": {"N": str(self.version)}}
+        if self.breaking is None:
+            text = f"version = :v AND last_seq = :s AND attribute_not_exists({table.WRITER})"
+            values[":s"] = {"N": str(self.last_seq)}
+        else:
+            text = f"version = :v AND {table.WRITER} = :dead"
+            values[":dead"] = {"S": self.breaking}
+        if self.lease_expired_by is not None:
+            # Expiry: a renewal that landed since the read keeps the runner's task.
+            text += f" AND {table.LEASE_UNTIL} < :expired_by"
+            values[":expired_by"] = {"N": str(self.lease_expired_by)}
+        return text, values
+
+
+def check(put: Item) -> Item:
+    """The condition of a Put, checked without writing (its key; same condition)."""
+    fields = {name: value for name, value in put["Put"].items() if name != "Item"}
+    item = put["Put"]["Item"]
+    return {"ConditionCheck": {**fields, "Key": table.key(item[table.PK]["S"],
+                                                           item[table.SK]["S"])}}
+
+
+def bookkeeping(table_name: str, scope: Scope, task: pb.Task, snapshot: Item,
+                old_state: int | None) -> list[Item]:
+    """What a snapshot write keeps besides: the scope's counts when the state changes
+    (`old_state` None: a new task); when the task finishes, its retirement and, for
+    an update, the marker of its older items' expiry (docs/store.md, "TTL")."""
+    state = int(task.status.state)
+    entries: list[Item] = []
+    pk = table.task_pk(scope, task.id)
+    if state != old_state:
+        names = {"#s": table.count_of(state)}
+        adds = ["#s :one"]
+        values = {":one": {"N": "1"}}
+        if old_state is None:
+            names["#n"] = table.COUNT_ALL
+            adds.append("#n :one")
+        else:
+            names["#o"] = table.count_of(old_state)
+            adds.append("#o :less")
+            values[":less"] = {"N": "-1"}
+        entries.append({"Update": {
+            "TableName": table_name,
+            "Key": table.key(table.count_pk(scope, table.list_shard(task.id)),
+                             table.COUNT_SK),
+            "UpdateExpression": "ADD " + ", ".join(adds),
+            "ExpressionAttributeNames": names, "ExpressionAttributeValues": values}})
+    if is_terminal(state) and (old_state is None or not is_terminal(old_state)):
+        expires = snapshot[table.TTL_ATTRIBUTE]
+        retire = {**table.retire_key(pk, int(expires["N"])), "state": {"N": str(state)}}
+        entries.append({"Put": {"TableName": table_name, "Item": retire}})
+        if old_state is not None:
+            entries.append({"Put": {"TableName": table_name, "Item": marker(pk, expires)}})
+    return entries

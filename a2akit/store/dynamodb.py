@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import builtins
 import collections
-import dataclasses
 import logging
 import os
 import random
@@ -30,9 +29,17 @@ from a2akit.store import cursor, table
 from a2akit.store._client import Client, default_endpoint
 from a2akit.store._credentials import credential_source
 from a2akit.store._errors import Cancellation, Interpret, error_code, translated
-from a2akit.store._expiry import expire_finished, expire_task, marker
+from a2akit.store._expiry import expire_finished, expire_task
 from a2akit.store._listing import list_tasks
-from a2akit.store._writes import Contended, Reserved, StaleSeq, interpret
+from a2akit.store._writes import (
+    Condition,
+    Contended,
+    Reserved,
+    StaleSeq,
+    bookkeeping,
+    check,
+    interpret,
+)
 from a2akit.store.base import (
     Lease,
     LeaseLostError,
@@ -223,14 +230,14 @@ class DynamoDBStore(TaskStore):
         claim = self._claim(scope, message_id, task.id)
         configs = [self._put(self._config_item(pk, config, snapshot))
                    for config in push_configs]
-        configs += self._bookkeeping(scope, task, snapshot, None)
+        configs += bookkeeping(self.table_name, scope, task, snapshot, None)
         single = [put, *claim, *configs, *puts]
         if table.fits(single):
             await self._transact(single, task.id)
             return self._stored(pk, snapshot)
         # Several transactions: the first checks that the task and the claim do not exist
         # yet; the last writes them with the snapshot (docs/store.md, "Writes of any size").
-        checks = [_check(entry) for entry in (*claim, put)]
+        checks = [check(entry) for entry in (*claim, put)]
         for batch in table.transactions(checks, puts, [put, *claim, *configs]):
             await self._transact(batch, task.id)
         return self._stored(pk, snapshot)
@@ -259,7 +266,7 @@ class DynamoDBStore(TaskStore):
         last_seq, old_state = known
         breaking: str | None = None  # the token of a dead writer's reservation
         for _attempt in range(3):
-            condition = _Condition(expected_version, last_seq, lease_expired_by, breaking)
+            condition = Condition(expected_version, last_seq, lease_expired_by, breaking)
             try:
                 snapshot = await self._update(scope, task, events, message_id, lease,
                                               condition, old_state)
@@ -285,11 +292,11 @@ class DynamoDBStore(TaskStore):
 
     async def _update(self, scope: Scope, task: pb.Task, events: Sequence[pb.StreamResponse],
                       message_id: str | None, lease: Lease | None,
-                      condition: _Condition, old_state: int) -> Item:
+                      condition: Condition, old_state: int) -> Item:
         """Write the update, in one transaction or several; the snapshot written."""
         snapshot, puts = self._items(scope, task, events, version=condition.version + 1,
                                      first_seq=condition.last_seq + 1, lease=lease)
-        extra = self._bookkeeping(scope, task, snapshot, old_state)
+        extra = bookkeeping(self.table_name, scope, task, snapshot, old_state)
         expression, values = condition.expression()
         put = self._put(snapshot, expression, values)
         put["Put"]["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
@@ -345,40 +352,6 @@ class DynamoDBStore(TaskStore):
             ScanIndexForward=False, Limit=1, ConsistentRead=True, ProjectionExpression="seq")
         items = page.get("Items", [])
         return max([floor, *(int(item["seq"]["N"]) for item in items)])
-
-    def _bookkeeping(self, scope: Scope, task: pb.Task, snapshot: Item,
-                     old_state: int | None) -> list[Item]:
-        """What a snapshot write keeps besides: the scope's counts when the state changes
-        (`old_state` None: a new task); when the task finishes, its retirement and, for
-        an update, the marker of its older items' expiry (docs/store.md, "TTL")."""
-        state = int(task.status.state)
-        entries: list[Item] = []
-        pk = table.task_pk(scope, task.id)
-        if state != old_state:
-            names = {"#s": table.count_of(state)}
-            adds = ["#s :one"]
-            if old_state is None:
-                names["#n"] = table.COUNT_ALL
-                adds.append("#n :one")
-            else:
-                names["#o"] = table.count_of(old_state)
-                adds.append("#o :less")
-            values = {":one": {"N": "1"}}
-            if old_state is not None:
-                values[":less"] = {"N": "-1"}
-            entries.append({"Update": {
-                "TableName": self.table_name,
-                "Key": table.key(table.count_pk(scope, table.list_shard(task.id)),
-                                 table.COUNT_SK),
-                "UpdateExpression": "ADD " + ", ".join(adds),
-                "ExpressionAttributeNames": names, "ExpressionAttributeValues": values}})
-        if is_terminal(state) and (old_state is None or not is_terminal(old_state)):
-            expires = snapshot[table.TTL_ATTRIBUTE]
-            retire = {**table.retire_key(pk, int(expires["N"])), "state": {"N": str(state)}}
-            entries.append(self._put(retire))
-            if old_state is not None:
-                entries.append(self._put(marker(pk, expires)))
-        return entries
 
     def _put(self, item: Item, condition: str | None = None, values: Item | None = None
              ) -> Item:
@@ -581,7 +554,7 @@ class DynamoDBStore(TaskStore):
             # A running task: the config is written only if the task is still running, or
             # a terminal write landing meanwhile (whose expiry step may have run already)
             # would leave it without an expiry.
-            still_running = _check(self._put(
+            still_running = check(self._put(
                 {**table.key(pk, table.SNAPSHOT_SK)},
                 f"attribute_exists(pk) AND attribute_not_exists({table.TTL_ATTRIBUTE})"))
             try:
@@ -656,38 +629,6 @@ _CONTENDED_ATTEMPTS = 8  # a transaction cancelled on a shared count item: tries
 
 def _epoch_ms() -> int:
     return time.time_ns() // 1_000_000
-
-
-@dataclasses.dataclass(frozen=True)
-class _Condition:
-    """What an update's snapshot write requires of the stored snapshot."""
-
-    version: int
-    last_seq: int
-    lease_expired_by: int | None = None
-    breaking: str | None = None  # a dead writer's reservation token, instead of none
-
-    def expression(self) -> tuple[str, Item]:
-        values: Item = {":v": {"N": str(self.version)}}
-        if self.breaking is None:
-            text = f"version = :v AND last_seq = :s AND attribute_not_exists({table.WRITER})"
-            values[":s"] = {"N": str(self.last_seq)}
-        else:
-            text = f"version = :v AND {table.WRITER} = :dead"
-            values[":dead"] = {"S": self.breaking}
-        if self.lease_expired_by is not None:
-            # Expiry: a renewal that landed since the read keeps the runner's task.
-            text += f" AND {table.LEASE_UNTIL} < :expired_by"
-            values[":expired_by"] = {"N": str(self.lease_expired_by)}
-        return text, values
-
-
-def _check(put: Item) -> Item:
-    """The condition of a Put, checked without writing (its key; same condition)."""
-    fields = {name: value for name, value in put["Put"].items() if name != "Item"}
-    item = put["Put"]["Item"]
-    return {"ConditionCheck": {**fields, "Key": table.key(item[table.PK]["S"],
-                                                           item[table.SK]["S"])}}
 
 
 def _lease_attributes(pk: str, lease: Lease) -> Item:
