@@ -237,6 +237,12 @@ class TaskStore(abc.ABC):
         for observer in self._observers:
             observer(scope, stored, events)
 
+    async def expire_finished(self, limit: int) -> int:
+        """Finish setting the retention of up to `limit` finished tasks whose expiry step
+        failed (a store whose items expire by TTL sets it with a later step); returns how
+        many it finished. The lease sweeper calls it; the embedded store keeps nothing."""
+        return 0
+
     async def close(self) -> None:  # noqa: B027 - optional hook
         """Release connections; the default store holds none."""
 

@@ -16,22 +16,33 @@ import builtins
 import collections
 import logging
 import os
+import random
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from a2akit import aws
-from a2akit.errors import InternalError, InvalidParamsError, UnavailableError
+from a2akit.clock import epoch_ms
+from a2akit.errors import InvalidParamsError, UnavailableError
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.states import is_terminal
 from a2akit.store import cursor, table
 from a2akit.store._client import Client, default_endpoint
 from a2akit.store._credentials import credential_source
 from a2akit.store._errors import Cancellation, Interpret, error_code, translated
+from a2akit.store._expiry import expire_finished, expire_task
 from a2akit.store._listing import list_tasks
+from a2akit.store._writes import (
+    Condition,
+    Contended,
+    Reserved,
+    StaleSeq,
+    bookkeeping,
+    check,
+    interpret,
+)
 from a2akit.store.base import (
-    DuplicateMessageError,
     Lease,
     LeaseLostError,
     Scope,
@@ -83,6 +94,10 @@ def env_client(endpoint_url: str | None = None,
 class DynamoDBStore(TaskStore):
     # A runner re-reads its task this often to notice a cancel from another process.
     poll_interval = 1.0
+    # How long a write in several transactions holds the snapshot, plus this per
+    # transaction: other writers wait so long before they take it for dead.
+    reservation_ms = 60_000
+    reservation_ms_per_batch = 1_000
 
     def __init__(
         self,
@@ -98,7 +113,7 @@ class DynamoDBStore(TaskStore):
         self._owns_client = owns_client
         # (pk, version) -> last_seq of what this store last read or wrote, so an update
         # after a get needs no extra read; the write is conditional on both anyway.
-        self._seqs: collections.OrderedDict[tuple[str, int], tuple[int, bool]] = (
+        self._seqs: collections.OrderedDict[tuple[str, int], tuple[int, int]] = (
             collections.OrderedDict()
         )
         self._seqs_lock = threading.Lock()
@@ -111,14 +126,14 @@ class DynamoDBStore(TaskStore):
         with translated(getattr(fn, "__name__", str(fn)), interpret):
             return await asyncio.to_thread(fn, **kwargs)
 
-    def _remember(self, pk: str, version: int, last_seq: int, terminal: bool) -> None:
+    def _remember(self, pk: str, version: int, last_seq: int, state: int) -> None:
         with self._seqs_lock:
-            self._seqs[(pk, version)] = (last_seq, terminal)
+            self._seqs[(pk, version)] = (last_seq, state)
             self._seqs.move_to_end((pk, version))
             while len(self._seqs) > _CACHE_SIZE:
                 self._seqs.popitem(last=False)
 
-    def _recall(self, pk: str, version: int) -> tuple[int, bool] | None:
+    def _recall(self, pk: str, version: int) -> tuple[int, int] | None:
         with self._seqs_lock:
             return self._seqs.get((pk, version))
 
@@ -177,7 +192,7 @@ class DynamoDBStore(TaskStore):
         version = int(item["version"]["N"])
         last_seq = int(item["last_seq"]["N"])
         task = pb.Task.FromString(item["task"]["B"])
-        self._remember(pk, version, last_seq, is_terminal(task.status.state))
+        self._remember(pk, version, last_seq, task.status.state)
         return StoredTask(task, version, last_seq, _lease(item))
 
     async def create(
@@ -191,16 +206,22 @@ class DynamoDBStore(TaskStore):
         push_configs: Sequence[pb.TaskPushNotificationConfig] = (),
     ) -> StoredTask:
         pk = table.task_pk(scope, task.id)
-        snapshot, writes = self._writes(scope, task, events, version=1, first_seq=1,
-                                        lease=lease)
-        writes[0]["Put"]["ConditionExpression"] = "attribute_not_exists(pk)"
-        claim = self._claim(scope, message_id, task.id, writes)
-        writes += [{"Put": {"TableName": self.table_name,
-                            "Item": self._config_item(pk, config, snapshot)}}
+        snapshot, puts = self._items(scope, task, events, version=1, first_seq=1, lease=lease)
+        put = self._put(snapshot, "attribute_not_exists(pk)")
+        claim = self._claim(scope, message_id, task.id)
+        configs = [self._put(self._config_item(pk, config, snapshot))
                    for config in push_configs]
-        if push_configs:
-            table.check_transaction([write["Put"]["Item"] for write in writes])
-        await self._transact(writes, _created(task.id, claim))
+        configs += bookkeeping(self.table_name, scope, task, snapshot, None)
+        single = [put, *claim, *configs, *puts]
+        if table.fits(single):
+            await self._transact(single, task.id)
+        else:
+            # Several transactions: the first checks that the task and the claim do not
+            # exist yet; the last writes them with the snapshot (docs/store.md, "Writes of
+            # any size").
+            checks = [check(entry) for entry in (*claim, put)]
+            for batch in table.transactions(checks, puts, [put, *claim, *configs]):
+                await self._transact(batch, task.id)
         stored = self._stored(pk, snapshot)
         self._wrote(scope, stored, events)
         return stored
@@ -225,40 +246,109 @@ class DynamoDBStore(TaskStore):
             current = await self.get(scope, task_id)
             if current is None or current.version != expected_version:
                 raise VersionConflictError(task_id)
-            known = (current.last_seq, is_terminal(current.task.status.state))
-        last_seq, was_terminal = known
-        for _attempt in range(2):
-            snapshot, writes = self._writes(
-                scope, task, events, version=expected_version + 1, first_seq=last_seq + 1,
-                lease=lease,
-            )
-            put = writes[0]["Put"]
-            put["ConditionExpression"] = "version = :v AND last_seq = :s"
-            put["ExpressionAttributeValues"] = {
-                ":v": {"N": str(expected_version)},
-                ":s": {"N": str(last_seq)},
-            }
-            if lease_expired_by is not None:
-                # Expiry: a renewal that landed since the read keeps the runner's task.
-                put["ConditionExpression"] += f" AND {table.LEASE_UNTIL} < :expired_by"
-                put["ExpressionAttributeValues"][":expired_by"] = {"N": str(lease_expired_by)}
-            put["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
-            claim = self._claim(scope, message_id, task_id, writes)
+            known = (current.last_seq, current.task.status.state)
+        last_seq, old_state = known
+        breaking: str | None = None  # the token of a dead writer's reservation
+        for _attempt in range(3):
+            condition = Condition(expected_version, last_seq, lease_expired_by, breaking)
             try:
-                await self._transact(writes, _updated(task_id, expected_version, last_seq, claim))
-            except _StaleSeq as stale:
+                snapshot = await self._update(scope, task, events, message_id, lease,
+                                              condition, old_state)
+            except StaleSeq as stale:
                 # A stale cache entry (the same version, another task): once more.
-                last_seq, was_terminal = stale.last_seq, stale.terminal
+                last_seq, old_state = stale.last_seq, stale.state
+                continue
+            except Reserved as held:
+                if held.until_ms > epoch_ms():
+                    await self._outwait(pk, held)
+                    raise VersionConflictError(task_id) from None  # the caller re-reads
+                # Its writer died mid-way: keep the events it wrote, write after them.
+                breaking, old_state = held.token, held.state
+                last_seq = await self._last_event_seq(pk, held.last_seq)
                 continue
             stored = self._stored(pk, snapshot)
             self._wrote(scope, stored, events)
-            if table.TTL_ATTRIBUTE in snapshot and not was_terminal:
-                # Just terminal: give the older events and configs the same expiry, once.
-                await self._expire_partition(pk, snapshot[table.TTL_ATTRIBUTE])
+            if table.TTL_ATTRIBUTE in snapshot and not is_terminal(old_state):
+                # Just terminal: the older events and configs get the same expiry, once
+                # (if this fails, the sweeper does it: `expire_finished`).
+                await expire_task(self._call, self._client, self.table_name, pk,
+                                  snapshot[table.TTL_ATTRIBUTE])
             return stored
         raise VersionConflictError(task_id)
 
-    def _writes(
+    async def _update(self, scope: Scope, task: pb.Task, events: Sequence[pb.StreamResponse],
+                      message_id: str | None, lease: Lease | None,
+                      condition: Condition, old_state: int) -> Item:
+        """Write the update, in one transaction or several; the snapshot written."""
+        snapshot, puts = self._items(scope, task, events, version=condition.version + 1,
+                                     first_seq=condition.last_seq + 1, lease=lease)
+        extra = bookkeeping(self.table_name, scope, task, snapshot, old_state)
+        expression, values = condition.expression()
+        put = self._put(snapshot, expression, values)
+        put["Put"]["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
+        claim = self._claim(scope, message_id, task.id)
+        meaning = {"expected_version": condition.version, "last_seq": condition.last_seq,
+                   "breaking": condition.breaking}
+        single = [put, *claim, *extra, *puts]
+        if table.fits(single):
+            await self._transact(single, task.id, **meaning)
+            return snapshot
+        token = os.urandom(12).hex()
+        until = (epoch_ms() + self.reservation_ms
+                 + self.reservation_ms_per_batch * (len(puts) // 90 + 1))
+        hold = {":w": {"S": token}, ":wu": {"N": str(until)}}
+        reserve: Item = {"Update": {
+            "TableName": self.table_name,
+            "Key": table.key(snapshot[table.PK]["S"], table.SNAPSHOT_SK),
+            "UpdateExpression": "SET #w = :w, #wu = :wu",
+            "ConditionExpression": expression,
+            "ExpressionAttributeNames": {"#w": table.WRITER, "#wu": table.WRITER_UNTIL},
+            "ExpressionAttributeValues": {**values, **hold},
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+        }}
+        final = self._put(snapshot, f"version = :v AND {table.WRITER} = :w",
+                          {":v": values[":v"], ":w": hold[":w"]})
+        batches = table.transactions([reserve, *claim], puts, [final, *extra])
+        await self._transact(batches[0], task.id, **meaning)
+        for batch in batches[1:]:
+            # Only a writer that broke this reservation (we outlived it) makes these fail.
+            await self._transact(batch, task.id)
+        return snapshot
+
+    async def _outwait(self, pk: str, held: Reserved) -> None:
+        """Wait while the snapshot is reserved by `held` (until it commits, or may be broken)."""
+        delay = self.min_poll_interval
+        while epoch_ms() < held.until_ms:
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, self.poll_interval)
+            response = await self._call(
+                self._client.get_item, TableName=self.table_name,
+                Key=table.key(pk, table.SNAPSHOT_SK), ConsistentRead=True,
+                ProjectionExpression="#w", ExpressionAttributeNames={"#w": table.WRITER})
+            if response.get("Item", {}).get(table.WRITER, {}).get("S") != held.token:
+                return
+
+    async def _last_event_seq(self, pk: str, floor: int) -> int:
+        """The highest event sequence number written under `pk` (at least `floor`)."""
+        page = await self._call(
+            self._client.query, TableName=self.table_name,
+            KeyConditionExpression="pk = :pk AND sk BETWEEN :lo AND :hi",
+            ExpressionAttributeValues={":pk": {"S": pk}, ":lo": {"S": table.event_sk(0)},
+                                       ":hi": {"S": table.LAST_EVENT_SK}},
+            ScanIndexForward=False, Limit=1, ConsistentRead=True, ProjectionExpression="seq")
+        items = page.get("Items", [])
+        return max([floor, *(int(item["seq"]["N"]) for item in items)])
+
+    def _put(self, item: Item, condition: str | None = None, values: Item | None = None
+             ) -> Item:
+        put: Item = {"TableName": self.table_name, "Item": item}
+        if condition:
+            put["ConditionExpression"] = condition
+        if values:
+            put["ExpressionAttributeValues"] = values
+        return {"Put": put}
+
+    def _items(
         self,
         scope: Scope,
         task: pb.Task,
@@ -268,7 +358,7 @@ class DynamoDBStore(TaskStore):
         first_seq: int,
         lease: Lease | None = None,
     ) -> tuple[Item, list[Item]]:
-        """The snapshot item and the transaction items that write it with its events."""
+        """The snapshot item, and the puts of its events (each only where none is yet)."""
         pk = table.task_pk(scope, task.id)
         position = cursor.position(task)
         last_seq = first_seq + len(events) - 1
@@ -293,7 +383,7 @@ class DynamoDBStore(TaskStore):
             # Only a leased task enters the (sparse) lease index; a terminal one never does.
             snapshot.update(_lease_attributes(pk, lease))
         table.check_size(snapshot, "the task")
-        writes: list[Item] = [{"Put": {"TableName": self.table_name, "Item": snapshot}}]
+        puts: list[Item] = []
         for offset, event in enumerate(events):
             seq = first_seq + offset
             item: Item = {
@@ -305,30 +395,21 @@ class DynamoDBStore(TaskStore):
             if expires is not None:
                 item[table.TTL_ATTRIBUTE] = {"N": str(expires)}
             table.check_size(item, "an event")
-            writes.append({"Put": {"TableName": self.table_name, "Item": item}})
-        table.check_transaction([write["Put"]["Item"] for write in writes])
-        return snapshot, writes
+            puts.append(self._put(item, "attribute_not_exists(sk)"))
+        return snapshot, puts
 
-    def _claim(
-        self, scope: Scope, message_id: str | None, task_id: str, writes: list[Item]
-    ) -> int | None:
-        """Append the idempotency claim for `message_id`; its index in the transaction."""
+    def _claim(self, scope: Scope, message_id: str | None, task_id: str) -> list[Item]:
+        """The idempotency claim for `message_id` (none without one)."""
         if not message_id:
-            return None
-        writes.append({
-            "Put": {
-                "TableName": self.table_name,
-                "Item": {
-                    table.PK: {"S": table.message_pk(scope, message_id)},
-                    table.SK: {"S": table.MESSAGE_SK},
-                    "task_id": {"S": task_id},
-                    table.TTL_ATTRIBUTE: {"N": str(self._expires_at())},
-                },
-                "ConditionExpression": "attribute_not_exists(pk)",
-                "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
-            }
-        })
-        return len(writes) - 1
+            return []
+        put = self._put({
+            table.PK: {"S": table.message_pk(scope, message_id)},
+            table.SK: {"S": table.MESSAGE_SK},
+            "task_id": {"S": task_id},
+            table.TTL_ATTRIBUTE: {"N": str(self._expires_at())},
+        }, "attribute_not_exists(pk)")
+        put["Put"]["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
+        return [put]
 
     async def swap_lease(
         self, scope: Scope, task_id: str, expected_owner: str, lease: Lease
@@ -386,40 +467,19 @@ class DynamoDBStore(TaskStore):
         found.sort()
         return [table.parse_task_pk(pk) for _, pk in found[:limit]]
 
-    async def _transact(self, writes: list[Item], interpret: Interpret) -> None:
-        await self._call(self._client.transact_write_items, interpret, TransactItems=writes)
+    async def _transact(self, writes: list[Item], task_id: str, **meaning: Any) -> None:
+        for attempt in range(_CONTENDED_ATTEMPTS):
+            try:
+                await self._call(self._client.transact_write_items,
+                                 interpret(writes, task_id, **meaning), TransactItems=writes)
+                return
+            except Contended:
+                # Cancelled, nothing written: another task's write held the scope's count.
+                await asyncio.sleep(random.uniform(0, 0.01 * 2**attempt))
+        raise UnavailableError("the task's scope is too busy; try again")
 
-    async def _expire_partition(self, pk: str, expires: Item) -> None:
-        try:
-            items: list[Item] = []
-            kwargs: dict[str, Any] = {
-                "TableName": self.table_name,
-                "KeyConditionExpression": "pk = :pk",
-                "FilterExpression": "attribute_not_exists(expires_at)",
-                "ExpressionAttributeValues": {":pk": {"S": pk}},
-            }
-            while True:
-                page = await self._call(self._client.query, **kwargs)
-                items.extend(page.get("Items", []))
-                if "LastEvaluatedKey" not in page:
-                    break
-                kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
-            for start in range(0, len(items), 25):
-                requests: Any = {
-                    self.table_name: [
-                        {"PutRequest": {"Item": {**item, table.TTL_ATTRIBUTE: expires}}}
-                        for item in items[start:start + 25]
-                    ]
-                }
-                for _ in range(5):
-                    result = await self._call(self._client.batch_write_item, RequestItems=requests)
-                    requests = result.get("UnprocessedItems") or {}
-                    if not requests:
-                        break
-                    await asyncio.sleep(0.1)
-        except (UnavailableError, InternalError):
-            # Best effort: the task is stored; its older items merely outlive it.
-            log.warning("could not set the expiry of the items of %s", pk, exc_info=True)
+    async def expire_finished(self, limit: int) -> int:
+        return await expire_finished(self._call, self._client, self.table_name, limit)
 
     async def events_after(self, scope: Scope, task_id: str, seq: int) -> list[StoredEvent]:
         kwargs: dict[str, Any] = {
@@ -462,18 +522,33 @@ class DynamoDBStore(TaskStore):
 
     async def put_push_config(self, scope: Scope, config: pb.TaskPushNotificationConfig) -> None:
         pk = table.task_pk(scope, config.task_id)
-        response = await self._call(
-            self._client.get_item,
-            TableName=self.table_name,
-            Key=table.key(pk, table.SNAPSHOT_SK),
-            ConsistentRead=True,
-            ProjectionExpression="pk, expires_at",
-        )
-        snapshot = response.get("Item")
-        if snapshot is None:
-            return  # like the embedded store: no task, nothing stored
-        item = self._config_item(pk, config, snapshot)
-        await self._call(self._client.put_item, TableName=self.table_name, Item=item)
+        for _attempt in range(3):
+            response = await self._call(
+                self._client.get_item,
+                TableName=self.table_name,
+                Key=table.key(pk, table.SNAPSHOT_SK),
+                ConsistentRead=True,
+                ProjectionExpression="pk, expires_at",
+            )
+            snapshot = response.get("Item")
+            if snapshot is None:
+                return  # like the embedded store: no task, nothing stored
+            item = self._config_item(pk, config, snapshot)
+            if table.TTL_ATTRIBUTE in item:
+                await self._call(self._client.put_item, TableName=self.table_name, Item=item)
+                return
+            # A running task: the config is written only if the task is still running, or
+            # a terminal write landing meanwhile (whose expiry step may have run already)
+            # would leave it without an expiry.
+            still_running = check(self._put(
+                {**table.key(pk, table.SNAPSHOT_SK)},
+                f"attribute_exists(pk) AND attribute_not_exists({table.TTL_ATTRIBUTE})"))
+            try:
+                await self._transact([still_running, self._put(item)], config.task_id)
+                return
+            except VersionConflictError:
+                continue  # it finished (or went) meanwhile: read it again
+        raise UnavailableError("the task kept changing while its push config was written")
 
     @staticmethod
     def _config_item(pk: str, config: pb.TaskPushNotificationConfig, snapshot: Item) -> Item:
@@ -535,55 +610,7 @@ class DynamoDBStore(TaskStore):
         )
 
 
-# --- what a cancelled transaction means ------------------------------------------------
-# The snapshot is always item 0 of a write; `claim` is the index of the message claim.
-
-
-class _StaleSeq(Exception):
-    """The remembered last_seq of this version was another writer's: the old item's instead."""
-
-    def __init__(self, last_seq: int, terminal: bool) -> None:
-        super().__init__(last_seq)
-        self.last_seq = last_seq
-        self.terminal = terminal
-
-
-def _created(task_id: str, claim: int | None) -> Interpret:
-    """For a create, a claimed message id wins over an existing task."""
-
-    def interpret(cancellation: Cancellation) -> Exception | None:
-        if claim is not None and cancellation.failed(claim):
-            return DuplicateMessageError(_claimed_task(cancellation, claim))
-        if cancellation.failed(0):
-            return VersionConflictError(task_id)
-        return None
-
-    return interpret
-
-
-def _updated(task_id: str, expected_version: int, last_seq: int, claim: int | None) -> Interpret:
-    """For an update, a version conflict wins over a claimed message id."""
-
-    def interpret(cancellation: Cancellation) -> Exception | None:
-        if cancellation.failed(0) or cancellation.code(0) == "TransactionConflict":
-            old = cancellation.old_item(0)
-            if (
-                old is not None
-                and int(old["version"]["N"]) == expected_version
-                and int(old["last_seq"]["N"]) != last_seq
-            ):
-                return _StaleSeq(int(old["last_seq"]["N"]), is_terminal(int(old["state"]["N"])))
-            return VersionConflictError(task_id)
-        if claim is not None and cancellation.failed(claim):
-            return DuplicateMessageError(_claimed_task(cancellation, claim))
-        return None
-
-    return interpret
-
-
-def _claimed_task(cancellation: Cancellation, claim: int) -> str:
-    item = cancellation.old_item(claim) or {}
-    return str(item.get("task_id", {}).get("S", ""))
+_CONTENDED_ATTEMPTS = 8  # a transaction cancelled on a shared count item: tries in all
 
 
 def _lease_attributes(pk: str, lease: Lease) -> Item:
