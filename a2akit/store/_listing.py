@@ -29,7 +29,7 @@ import asyncio
 import collections
 import dataclasses
 import math
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from typing import Any
 
 from a2akit.errors import UnavailableError
@@ -244,6 +244,22 @@ class _Listing:
                 if pk in held:
                     leases[task.id] = held[pk]
         return tasks, leases
+
+
+async def count_states(call: Call, client: Any, table_name: str, scope: Scope,
+                       states: Collection[int]) -> int:
+    """How many of the scope's tasks are in one of `states`: one BatchGetItem of the
+    scope's count items, whatever the number of tasks."""
+    names = {f"#s{i}": table.count_of(state) for i, state in enumerate(states)}
+    if not names:
+        return 0
+    keys = [table.key(table.count_pk(scope, shard), table.COUNT_SK)
+            for shard in range(table.LIST_SHARDS)]
+    listing = _Listing(call, client, table_name, scope, TaskQuery())
+    found = await listing._batch_get(keys, {"ProjectionExpression": ", ".join(names),
+                                            "ExpressionAttributeNames": names})
+    return sum(int(item.get(name, {"N": "0"})["N"]) for item in found
+               for name in names.values())
 
 
 async def list_tasks(call: Call, client: Any, table_name: str, scope: Scope,

@@ -11,7 +11,7 @@ import abc
 import asyncio
 import builtins
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.store.cursor import DEFAULT_PAGE_SIZE
@@ -236,6 +236,15 @@ class TaskStore(abc.ABC):
         """Implementations call this once a create or update committed."""
         for observer in self._observers:
             observer(scope, stored, events)
+
+    async def count(self, scope: Scope, states: Collection[int]) -> int:
+        """How many of the scope's tasks are in one of `states` (the per-caller quota's
+        count). This default asks `list` for each state's total; a store with cheaper
+        counts overrides it."""
+        total = 0
+        for state in states:
+            total += (await self.list(scope, TaskQuery(state=state, page_size=1))).total_size
+        return total
 
     async def expire_finished(self, limit: int) -> int:
         """Finish setting the retention of up to `limit` finished tasks whose expiry step

@@ -19,7 +19,7 @@ import os
 import random
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from a2akit import aws
@@ -32,7 +32,7 @@ from a2akit.store._client import Client, default_endpoint
 from a2akit.store._credentials import credential_source
 from a2akit.store._errors import Cancellation, Interpret, error_code, translated
 from a2akit.store._expiry import expire_finished, expire_task
-from a2akit.store._listing import list_tasks
+from a2akit.store._listing import count_states, list_tasks
 from a2akit.store._writes import (
     Condition,
     Contended,
@@ -517,6 +517,9 @@ class DynamoDBStore(TaskStore):
 
     async def list(self, scope: Scope, query: TaskQuery) -> TaskPage:
         return await list_tasks(self._call, self._client, self.table_name, scope, query)
+
+    async def count(self, scope: Scope, states: Collection[int]) -> int:
+        return await count_states(self._call, self._client, self.table_name, scope, states)
 
     # --- push notification configs -----------------------------------------------------
 

@@ -9,11 +9,11 @@ import asyncio
 from collections.abc import Awaitable
 
 import pytest
-from a2akit.conflicts import retry_on_conflict
 
 from a2akit.agent import RequestContext, TaskHandle
 from a2akit.auth import Identity
 from a2akit.caller import Call
+from a2akit.execution.fold import retry_on_conflict
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.runtime import build_operations
 from a2akit.settings import Settings

@@ -11,9 +11,9 @@ from typing import Any
 import botocore.awsrequest
 import botocore.config
 import pytest
-from a2akit.conflicts import retry_on_conflict
 
 from a2akit.errors import UnavailableError
+from a2akit.execution.fold import retry_on_conflict
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.store import table
 from a2akit.store.base import Scope, StoredTask, VersionConflictError
