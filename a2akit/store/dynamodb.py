@@ -2,7 +2,9 @@
 
 The table, its key layout and size limits are `a2akit.store.table`; botocore errors become
 the kit's in `a2akit.store._errors` (with `a2akit.aws`); the ListTasks order and page tokens are
-`a2akit.store.cursor`, shared with the embedded store. See docs/store.md.
+`a2akit.store.cursor`, shared with the embedded store; writes of any size are planned in
+`_writes`, retention in `_expiry`, ListTasks in `_listing`, leases in `_leasing` and push
+configs in `_configs`. See docs/store.md.
 
 The store runs on boto3's low-level client or on the kit's own (`_client`, what `env_client`
 gives on Lambda: no botocore at cold start); both are synchronous, and every call runs in a
@@ -19,7 +21,7 @@ import os
 import random
 import threading
 import time
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from a2akit import aws
@@ -27,10 +29,9 @@ from a2akit.clock import epoch_ms
 from a2akit.errors import InvalidParamsError, UnavailableError
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.states import is_terminal
-from a2akit.store import cursor, table
-from a2akit.store._client import Client, default_endpoint
-from a2akit.store._credentials import credential_source
-from a2akit.store._errors import Cancellation, Interpret, error_code, translated
+from a2akit.store import _configs, _leasing, cursor, table
+from a2akit.store._client import Client, env_client
+from a2akit.store._errors import Interpret, error_code, translated
 from a2akit.store._expiry import expire_finished, expire_task
 from a2akit.store._listing import count_states, list_tasks
 from a2akit.store._writes import (
@@ -44,7 +45,6 @@ from a2akit.store._writes import (
 )
 from a2akit.store.base import (
     Lease,
-    LeaseLostError,
     Scope,
     StoredEvent,
     StoredTask,
@@ -70,25 +70,6 @@ T = TypeVar("T")
 def make_client(endpoint_url: str | None = None, region_name: str | None = None) -> Any:
     """A boto3 DynamoDB client with the store's retries (create once per process)."""
     return aws.client("dynamodb", endpoint_url=endpoint_url, region_name=region_name)
-
-
-def env_client(endpoint_url: str | None = None,
-               environ: Mapping[str, str] | None = None) -> Client | None:
-    """The kit's own client when the environment names credentials (static keys or a
-    container credentials endpoint, as Lambda and ECS do) and a region; None otherwise
-    (profiles, SSO, instance roles: use `make_client`). The endpoint is `endpoint_url`, else
-    boto3's own variables (AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL), else the region's."""
-    env = os.environ if environ is None else environ
-    credentials = credential_source(env)
-    region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION")
-    variants = ("AWS_USE_FIPS_ENDPOINT", "AWS_USE_DUALSTACK_ENDPOINT")
-    if credentials is None or not region or any(
-            env.get(name, "").lower() == "true" for name in variants):
-        return None
-    if not endpoint_url and env.get("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS", "").lower() != "true":
-        endpoint_url = env.get("AWS_ENDPOINT_URL_DYNAMODB") or env.get("AWS_ENDPOINT_URL")
-    return Client(endpoint_url or default_endpoint(region), region, credentials,
-                  max_attempts=aws.MAX_ATTEMPTS, connect_timeout=3, read_timeout=10)
 
 
 class DynamoDBStore(TaskStore):
@@ -193,7 +174,7 @@ class DynamoDBStore(TaskStore):
         last_seq = int(item["last_seq"]["N"])
         task = pb.Task.FromString(item["task"]["B"])
         self._remember(pk, version, last_seq, task.status.state)
-        return StoredTask(task, version, last_seq, _lease(item))
+        return StoredTask(task, version, last_seq, table.lease_of(item))
 
     async def create(
         self,
@@ -209,7 +190,7 @@ class DynamoDBStore(TaskStore):
         snapshot, puts = self._items(scope, task, events, version=1, first_seq=1, lease=lease)
         put = self._put(snapshot, "attribute_not_exists(pk)")
         claim = self._claim(scope, message_id, task.id)
-        configs = [self._put(self._config_item(pk, config, snapshot))
+        configs = [self._put(_configs.config_item(pk, config, snapshot))
                    for config in push_configs]
         configs += bookkeeping(self.table_name, scope, task, snapshot, None)
         single = [put, *claim, *configs, *puts]
@@ -381,7 +362,7 @@ class DynamoDBStore(TaskStore):
             snapshot[table.TTL_ATTRIBUTE] = {"N": str(expires)}
         elif lease is not None:
             # Only a leased task enters the (sparse) lease index; a terminal one never does.
-            snapshot.update(_lease_attributes(pk, lease))
+            snapshot.update(table.lease_attributes(pk, lease))
         table.check_size(snapshot, "the task")
         puts: list[Item] = []
         for offset, event in enumerate(events):
@@ -414,58 +395,10 @@ class DynamoDBStore(TaskStore):
     async def swap_lease(
         self, scope: Scope, task_id: str, expected_owner: str, lease: Lease
     ) -> StoredTask:
-        pk = table.task_pk(scope, task_id)
-        attributes = _lease_attributes(pk, lease)
-        lost: list[Item | None] = []
-
-        def interpret(cancellation: Cancellation) -> Exception | None:
-            if not cancellation.failed(0):
-                return None
-            lost.append(cancellation.old_item(0))
-            return LeaseLostError(task_id, None)
-
-        try:
-            # One UpdateItem: conditional on the owner, the version untouched, the task
-            # returned, so a renewal is also the runner's cancel watch.
-            response = await self._call(
-                self._client.update_item,
-                interpret,
-                TableName=self.table_name,
-                Key=table.key(pk, table.SNAPSHOT_SK),
-                UpdateExpression="SET #o = :o, #u = :u, #s = :s",
-                ConditionExpression="#o = :expected",
-                ExpressionAttributeNames={"#o": table.LEASE_OWNER, "#u": table.LEASE_UNTIL,
-                                          "#s": table.LEASE_SHARD},
-                ExpressionAttributeValues={
-                    ":o": attributes[table.LEASE_OWNER], ":u": attributes[table.LEASE_UNTIL],
-                    ":s": attributes[table.LEASE_SHARD], ":expected": {"S": expected_owner},
-                },
-                ReturnValues="ALL_NEW",
-                ReturnValuesOnConditionCheckFailure="ALL_OLD",
-            )
-        except LeaseLostError:
-            old = lost[0] if lost else None
-            current = self._stored(pk, old) if old else await self.get(scope, task_id)
-            raise LeaseLostError(task_id, current) from None
-        return self._stored(pk, response["Attributes"])
+        return await _leasing.swap_lease(self, scope, task_id, expected_owner, lease)
 
     async def expired_leases(self, now_ms: int, limit: int) -> builtins.list[tuple[Scope, str]]:
-        found: list[tuple[int, str]] = []
-        for shard in range(table.LEASE_SHARDS):
-            kwargs: dict[str, Any] = {
-                "TableName": self.table_name,
-                "IndexName": table.LEASE_INDEX,
-                "KeyConditionExpression": "#s = :s AND #u < :now",
-                "ExpressionAttributeNames": {"#s": table.LEASE_SHARD, "#u": table.LEASE_UNTIL},
-                "ExpressionAttributeValues": {":s": {"S": f"L#{shard}"},
-                                              ":now": {"N": str(now_ms)}},
-                "Limit": limit,
-            }
-            page = await self._call(self._client.query, **kwargs)
-            found.extend((int(item[table.LEASE_UNTIL]["N"]), item[table.PK]["S"])
-                         for item in page.get("Items", []))
-        found.sort()
-        return [table.parse_task_pk(pk) for _, pk in found[:limit]]
+        return await _leasing.expired_leases(self, now_ms, limit)
 
     async def _transact(self, writes: list[Item], task_id: str, **meaning: Any) -> None:
         for attempt in range(_CONTENDED_ATTEMPTS):
@@ -523,108 +456,22 @@ class DynamoDBStore(TaskStore):
 
     # --- push notification configs -----------------------------------------------------
 
-    async def put_push_config(self, scope: Scope, config: pb.TaskPushNotificationConfig) -> None:
-        pk = table.task_pk(scope, config.task_id)
-        for _attempt in range(3):
-            response = await self._call(
-                self._client.get_item,
-                TableName=self.table_name,
-                Key=table.key(pk, table.SNAPSHOT_SK),
-                ConsistentRead=True,
-                ProjectionExpression="pk, expires_at",
-            )
-            snapshot = response.get("Item")
-            if snapshot is None:
-                return  # like the embedded store: no task, nothing stored
-            item = self._config_item(pk, config, snapshot)
-            if table.TTL_ATTRIBUTE in item:
-                await self._call(self._client.put_item, TableName=self.table_name, Item=item)
-                return
-            # A running task: the config is written only if the task is still running, or
-            # a terminal write landing meanwhile (whose expiry step may have run already)
-            # would leave it without an expiry.
-            still_running = check(self._put(
-                {**table.key(pk, table.SNAPSHOT_SK)},
-                f"attribute_exists(pk) AND attribute_not_exists({table.TTL_ATTRIBUTE})"))
-            try:
-                await self._transact([still_running, self._put(item)], config.task_id)
-                return
-            except VersionConflictError:
-                continue  # it finished (or went) meanwhile: read it again
-        raise UnavailableError("the task kept changing while its push config was written")
 
-    @staticmethod
-    def _config_item(pk: str, config: pb.TaskPushNotificationConfig, snapshot: Item) -> Item:
-        """A config's item; it expires with its task (the snapshot's TTL)."""
-        item: Item = {
-            table.PK: {"S": pk},
-            table.SK: {"S": table.push_sk(config.id)},
-            "config": {"B": config.SerializeToString()},
-        }
-        if table.TTL_ATTRIBUTE in snapshot:
-            item[table.TTL_ATTRIBUTE] = snapshot[table.TTL_ATTRIBUTE]
-        table.check_size(item, "the push notification config")
-        return item
+
+    async def put_push_config(self, scope: Scope, config: pb.TaskPushNotificationConfig) -> None:
+        await _configs.put_config(self, scope, config)
 
     async def get_push_config(
         self, scope: Scope, task_id: str, config_id: str
     ) -> pb.TaskPushNotificationConfig | None:
-        response = await self._call(
-            self._client.get_item,
-            TableName=self.table_name,
-            Key=table.key(table.task_pk(scope, task_id), table.push_sk(config_id)),
-            ConsistentRead=True,
-        )
-        item = response.get("Item")
-        if item is None:
-            return None
-        config = pb.TaskPushNotificationConfig()
-        config.ParseFromString(item["config"]["B"])
-        return config
+        return await _configs.get_config(self, scope, task_id, config_id)
 
     async def list_push_configs(
         self, scope: Scope, task_id: str
     ) -> builtins.list[pb.TaskPushNotificationConfig]:
-        kwargs: dict[str, Any] = {
-            "TableName": self.table_name,
-            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :p)",
-            "ExpressionAttributeValues": {
-                ":pk": {"S": table.task_pk(scope, task_id)},
-                ":p": {"S": table.PUSH_PREFIX},
-            },
-            "ConsistentRead": True,
-        }
-        configs: list[pb.TaskPushNotificationConfig] = []
-        while True:
-            page = await self._call(self._client.query, **kwargs)
-            configs.extend(
-                pb.TaskPushNotificationConfig.FromString(item["config"]["B"])
-                for item in page.get("Items", [])
-            )
-            if "LastEvaluatedKey" not in page:
-                return configs
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        return await _configs.list_configs(self, scope, task_id)
 
     async def delete_push_config(self, scope: Scope, task_id: str, config_id: str) -> None:
-        await self._call(
-            self._client.delete_item,
-            TableName=self.table_name,
-            Key=table.key(table.task_pk(scope, task_id), table.push_sk(config_id)),
-        )
-
+        await _configs.delete_config(self, scope, task_id, config_id)
 
 _CONTENDED_ATTEMPTS = 8  # a transaction cancelled on a shared count item: tries in all
-
-
-def _lease_attributes(pk: str, lease: Lease) -> Item:
-    return {
-        table.LEASE_OWNER: {"S": lease.owner},
-        table.LEASE_UNTIL: {"N": str(lease.until_ms)},
-        table.LEASE_SHARD: {"S": table.lease_shard(pk)},
-    }
-
-
-def _lease(item: Item) -> Lease | None:
-    if table.LEASE_OWNER not in item or table.LEASE_UNTIL not in item:
-        return None
-    return Lease(item[table.LEASE_OWNER]["S"], int(item[table.LEASE_UNTIL]["N"]))

@@ -36,7 +36,7 @@ from typing import Any
 from urllib.parse import quote, unquote
 
 from a2akit.errors import InvalidParamsError
-from a2akit.store.base import Scope
+from a2akit.store.base import Lease, Scope
 from a2akit.store.cursor import STATUS_MS_DIGITS, WRITE_NS_DIGITS, Position
 
 __all__ = [
@@ -82,6 +82,8 @@ __all__ = [
     "fits",
     "item_size",
     "key",
+    "lease_attributes",
+    "lease_of",
     "lease_shard",
     "list_pk",
     "list_position",
@@ -355,3 +357,19 @@ def transactions(head: Sequence[Item], events: Sequence[Item],
             batches.append([])
         batches[-1].append(event)
     return [*(batch for batch in batches if batch), last]
+
+
+def lease_attributes(pk: str, lease: Lease) -> dict[str, Any]:
+    """The snapshot attributes that hold `lease` (and put it in the lease index's shard)."""
+    return {
+        LEASE_OWNER: {"S": lease.owner},
+        LEASE_UNTIL: {"N": str(lease.until_ms)},
+        LEASE_SHARD: {"S": lease_shard(pk)},
+    }
+
+
+def lease_of(item: dict[str, Any]) -> Lease | None:
+    """The lease a snapshot item holds, if any."""
+    if LEASE_OWNER not in item or LEASE_UNTIL not in item:
+        return None
+    return Lease(item[LEASE_OWNER]["S"], int(item[LEASE_UNTIL]["N"]))
