@@ -293,20 +293,30 @@ class Operations:
     async def cancel_task(self, request: pb.CancelTaskRequest, call: Call) -> pb.Task:
         scope = call.scope(request.tenant)
 
-        def decide(stored: StoredTask) -> Change:
-            # Conditional on the version read: a runner that wrote meanwhile makes this
-            # conflict, and the next attempt re-reads and re-checks the state machine.
+        def refuse(state: int) -> TaskNotCancelableError:
+            return TaskNotCancelableError(f"The task is already {pb.TaskState.Name(state)}",
+                                          metadata={"taskId": request.id})
+
+        def decide(stored: StoredTask) -> Change | None:
+            # Conditional on the version read. Once the cancel is requested no writer can
+            # keep the task unfinished, so only a write that ends it can come in between.
             state = stored.task.status.state
+            if state == pb.TASK_STATE_CANCELED:
+                return None  # the runner (or a concurrent cancel) ended it for this request
             if is_terminal(state):
-                raise TaskNotCancelableError(f"The task is already {pb.TaskState.Name(state)}",
-                                             metadata={"taskId": request.id})
+                raise refuse(state)
             return Change([status_event(request.id, stored.task.context_id, pb.TaskStatus(
                 state=pb.TASK_STATE_CANCELED, timestamp=now()))])
 
-        canceled = await fold_write(
+        state = (await self._task(scope, request.id)).task.status.state
+        if is_terminal(state):
+            raise refuse(state)
+        # First the request, which a running agent's writes cannot undo: it stops them.
+        marked = await self.store.request_cancel(scope, request.id)
+        canceled = None if marked is None else await fold_write(
             self.store, scope, request.id, decide, lambda: TaskNotCancelableError(
                 "The task kept changing; try again", metadata={"taskId": request.id}),
-            read=await self._task(scope, request.id))
+            read=marked)
         if canceled is None:
             raise _not_found(request.id)
         return canceled.task

@@ -1,10 +1,13 @@
-"""Leases on the DynamoDB store: the conditional swap a renewal or a worker's takeover makes,
-and the sweeper's query of expired leases through the lease index (sharded, no scan)."""
+"""Who may write a task on the DynamoDB store, outside its versioned writes: the conditional
+lease swap a renewal or a worker's takeover makes, the sweeper's query of expired leases
+through the lease index (sharded, no scan), and a cancel request."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from a2akit.clock import epoch_ms
+from a2akit.states import TERMINAL
 from a2akit.store import table
 from a2akit.store._errors import Cancellation
 from a2akit.store.base import Lease, LeaseLostError, Scope, StoredTask
@@ -13,7 +16,7 @@ from a2akit.store.table import Item
 if TYPE_CHECKING:
     from a2akit.store.dynamodb import DynamoDBStore
 
-__all__ = ["expired_leases", "swap_lease"]
+__all__ = ["expired_leases", "request_cancel", "swap_lease"]
 
 
 async def swap_lease(
@@ -73,3 +76,29 @@ async def expired_leases(store: DynamoDBStore, now_ms: int,
                      for item in page.get("Items", []))
     found.sort()
     return [table.parse_task_pk(pk) for _, pk in found[:limit]]
+
+
+class _Ended(Exception):
+    """The task to mark is gone or has ended."""
+
+
+async def request_cancel(store: DynamoDBStore, scope: Scope, task_id: str) -> StoredTask | None:
+    pk = table.task_pk(scope, task_id)
+    ended = {f":t{state}": {"N": str(state)} for state in sorted(TERMINAL)}
+    try:
+        # One UpdateItem on an unfinished snapshot, its version untouched: from now on the
+        # versioned writes that would leave the task unfinished fail their condition.
+        response = await store._call(
+            store._client.update_item,
+            lambda cancellation: _Ended() if cancellation.failed(0) else None,
+            TableName=store.table_name,
+            Key=table.key(pk, table.SNAPSHOT_SK),
+            UpdateExpression="SET #c = :now",
+            ConditionExpression=f"attribute_exists(pk) AND NOT #st IN ({', '.join(ended)})",
+            ExpressionAttributeNames={"#c": table.CANCEL_REQUESTED, "#st": "state"},
+            ExpressionAttributeValues={":now": {"N": str(epoch_ms())}, **ended},
+            ReturnValues="ALL_NEW",
+        )
+    except _Ended:
+        return await store.get(scope, task_id)  # gone, or already ended
+    return store._stored(pk, response["Attributes"])

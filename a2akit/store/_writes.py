@@ -130,6 +130,7 @@ class Condition:
     last_seq: int
     lease_expired_by: int | None = None
     breaking: str | None = None  # a dead writer's reservation token, instead of none
+    unfinished: bool = False  # the write leaves the task unfinished: a cancel request stops it
 
     def expression(self) -> tuple[str, Item]:
         values: Item = {":v": {"N": str(self.version)}}
@@ -139,6 +140,8 @@ class Condition:
         else:
             text = f"version = :v AND {table.WRITER} = :dead"
             values[":dead"] = {"S": self.breaking}
+        if self.unfinished:
+            text += f" AND attribute_not_exists({table.CANCEL_REQUESTED})"
         if self.lease_expired_by is not None:
             # Expiry: a renewal that landed since the read keeps the runner's task.
             text += f" AND {table.LEASE_UNTIL} < :expired_by"

@@ -55,6 +55,9 @@ class StoredTask:
     version: int  # bumped by every write; writes are conditional on it
     last_seq: int  # sequence number of the newest event
     lease: Lease | None = None  # renewing it leaves the version alone
+    # A CancelTask asked for the task to end (`request_cancel`): until a write ends it, the
+    # store refuses every write that would leave it unfinished.
+    cancel_requested: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -156,8 +159,17 @@ class TaskStore(abc.ABC):
         With `lease_expired_by` (epoch ms) the write also requires the stored lease to end
         before that instant, so a renewal that lands first makes the write conflict.
 
+        A cancel requested since (`request_cancel`) makes every write that leaves the task
+        unfinished fail as a conflict; a write into a terminal state still goes through.
+
         Raises VersionConflictError when a condition fails (or the task is gone), and
         DuplicateMessageError when `message_id` is already claimed."""
+
+    @abc.abstractmethod
+    async def request_cancel(self, scope: Scope, task_id: str) -> StoredTask | None:
+        """Mark an unfinished task as to be canceled, leaving its version and events alone,
+        so that no writer can keep it running (see `update`); return the task as it stands
+        (unmarked when it had already ended), None when it does not exist."""
 
     @abc.abstractmethod
     async def swap_lease(

@@ -174,7 +174,8 @@ class DynamoDBStore(TaskStore):
         last_seq = int(item["last_seq"]["N"])
         task = pb.Task.FromString(item["task"]["B"])
         self._remember(pk, version, last_seq, task.status.state)
-        return StoredTask(task, version, last_seq, table.lease_of(item))
+        return StoredTask(task, version, last_seq, table.lease_of(item),
+                          table.CANCEL_REQUESTED in item)
 
     async def create(
         self,
@@ -231,7 +232,8 @@ class DynamoDBStore(TaskStore):
         last_seq, old_state = known
         breaking: str | None = None  # the token of a dead writer's reservation
         for _attempt in range(3):
-            condition = Condition(expected_version, last_seq, lease_expired_by, breaking)
+            condition = Condition(expected_version, last_seq, lease_expired_by, breaking,
+                                  unfinished=not is_terminal(task.status.state))
             try:
                 snapshot = await self._update(scope, task, events, message_id, lease,
                                               condition, old_state)
@@ -391,6 +393,9 @@ class DynamoDBStore(TaskStore):
         }, "attribute_not_exists(pk)")
         put["Put"]["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
         return [put]
+
+    async def request_cancel(self, scope: Scope, task_id: str) -> StoredTask | None:
+        return await _leasing.request_cancel(self, scope, task_id)
 
     async def swap_lease(
         self, scope: Scope, task_id: str, expected_owner: str, lease: Lease

@@ -40,6 +40,7 @@ from a2akit.store.base import Lease, Scope
 from a2akit.store.cursor import STATUS_MS_DIGITS, WRITE_NS_DIGITS, Position
 
 __all__ = [
+    "CANCEL_REQUESTED",
     "CONTEXT_INDEX",
     "CONTEXT_INDEX_PK",
     "COUNT_ALL",
@@ -115,6 +116,9 @@ LIST_PROJECTED = ("state",)
 LIST_SHARDS = 8
 TTL_ATTRIBUTE = "expires_at"
 # A write in several transactions holds the snapshot meanwhile (a2akit.store._writes):
+# Set by CancelTask on an unfinished task's snapshot (N: epoch ms): while it is there, only a
+# write that ends the task goes through (store.base.TaskStore.update).
+CANCEL_REQUESTED = "cancel_requested"
 WRITER = "writer"  # its random token (S)
 WRITER_UNTIL = "writer_until"  # epoch ms after which another writer may break it (N)
 LEASE_INDEX = "by_lease"
