@@ -319,7 +319,10 @@ def _stream_versions(client: Any, endpoint: str) -> dict[str, list[tuple[int, in
                     continue
                 task_id = change["Keys"][table.PK]["S"].rsplit("#TASK#", 1)[1]
                 old = int(change.get("OldImage", {}).get("version", {}).get("N", "0"))
-                writes[task_id].append((old, int(change["NewImage"]["version"]["N"])))
+                new = int(change["NewImage"]["version"]["N"])
+                if new == old:
+                    continue  # outside the versioned writes: a lease renewal, a cancel request
+                writes[task_id].append((old, new))
             if not page["Records"]:
                 break  # caught up: nothing writes any more
             iterator = page.get("NextShardIterator")
