@@ -308,12 +308,14 @@ class Operations:
             return Change([status_event(request.id, stored.task.context_id, pb.TaskStatus(
                 state=pb.TASK_STATE_CANCELED, timestamp=now()))])
 
-        state = (await self._task(scope, request.id)).task.status.state
-        if is_terminal(state):
-            raise refuse(state)
-        # First the request, which a running agent's writes cannot undo: it stops them.
+        # First the request, which a running agent's writes cannot undo: it stops them. It
+        # reads the task too: gone (None), or already ended (returned unmarked).
         marked = await self.store.request_cancel(scope, request.id)
-        canceled = None if marked is None else await fold_write(
+        if marked is None:
+            raise _not_found(request.id)
+        if is_terminal(marked.task.status.state):
+            raise refuse(marked.task.status.state)
+        canceled = await fold_write(
             self.store, scope, request.id, decide, lambda: TaskNotCancelableError(
                 "The task kept changing; try again", metadata={"taskId": request.id}),
             read=marked)

@@ -135,6 +135,12 @@ class TaskWriter:
                 self.duplicate_of = exc.task_id
                 self._on_stop()
                 return
+            except VersionConflictError as exc:
+                if exc.cancel_requested:
+                    # Stop the agent now, not after the re-read: the re-fold then ends the
+                    # task CANCELED with what is pending (`cancel_requested`).
+                    self._on_stop()
+                raise
             finally:
                 self.writing = False
             del self.pending[:len(batch)]

@@ -119,7 +119,7 @@ def _update_conflict(old: Item | None, task_id: str, expected_version: int, last
                         state)
     if writer is None and int(old["last_seq"]["N"]) != last_seq:
         return StaleSeq(int(old["last_seq"]["N"]), state)
-    return VersionConflictError(task_id)
+    return VersionConflictError(task_id, cancel_requested=table.CANCEL_REQUESTED in old)
 
 
 @dataclasses.dataclass(frozen=True)

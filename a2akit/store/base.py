@@ -85,7 +85,12 @@ class TaskPage:
 
 
 class VersionConflictError(Exception):
-    """Another writer changed the task since `expected_version` was read."""
+    """Another writer changed the task since `expected_version` was read, or (with
+    `cancel_requested`) a cancel was requested and the write would leave the task unfinished."""
+
+    def __init__(self, task_id: str, *, cancel_requested: bool = False) -> None:
+        super().__init__(task_id)
+        self.cancel_requested = cancel_requested
 
 
 class LeaseLostError(Exception):

@@ -133,7 +133,7 @@ class MemoryStore(TaskStore):
             ):
                 raise VersionConflictError(task_id)
             if record.cancel_requested and not is_terminal(task.status.state):
-                raise VersionConflictError(task_id)
+                raise VersionConflictError(task_id, cancel_requested=True)
             self._claim(scope, message_id, task_id)
             self._unindex(scope, record)
             record.snapshot = task.SerializeToString()
