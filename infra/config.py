@@ -12,6 +12,8 @@ from typing import Any, TypeVar
 
 from a2akit.settings import DEFAULT_AGENT, EXECUTION_MODES, INLINE, QUEUE
 
+from .queue_timing import MIN_MAX_RECEIVES, QueueTiming
+
 __all__ = ["AUTH", "CONTEXT", "ConfigError", "DeployConfig"]
 
 # The streaming door (REST API, response streaming) carries a response for up to 15 minutes,
@@ -62,7 +64,9 @@ class CONTEXT:
     ALLOW_ANONYMOUS = "a2a:allowAnonymous"
     STREAM_BUDGET_SECONDS = "a2a:streamBudgetSeconds"
     RETAIN_TABLE = "a2a:retainTable"
+    DELETION_PROTECTION = "a2a:deletionProtection"
     ALARM_EMAIL = "a2a:alarmEmail"
+    REQUIRE_ALARM_SUBSCRIBER = "a2a:requireAlarmSubscriber"
     EXECUTION = "a2a:execution"
     GRPC_EXECUTION = "a2a:grpcExecution"
     WORKER_TIMEOUT_SECONDS = "a2a:workerTimeoutSeconds"
@@ -128,14 +132,18 @@ class DeployConfig:
     allow_anonymous: bool = False
     stream_budget_seconds: float = 20.0
     retain_table: bool = True
+    # DynamoDB deletion protection on the table; off only for throwaway (test) stacks.
+    deletion_protection: bool = True
     alarm_email: str | None = None
+    # Without a subscriber the alarms notify nobody: synth warns, or with this fails.
+    require_alarm_subscriber: bool = False
     # Where agents run: the JSON-RPC front door queues them by default (a worker Lambda runs
     # them, up to its timeout); `inline` runs quick agents in the request.
     execution: str = QUEUE
     grpc_execution: str = INLINE
     worker_timeout_seconds: int = _MAX_WORKER_TIMEOUT_SECONDS
     lease_seconds: float = 30.0
-    queue_max_receives: int = 3
+    queue_max_receives: int = MIN_MAX_RECEIVES  # AWS's advice: at least 5
     # Push notifications: the capability on every binding, and the stream dispatcher that
     # delivers them (infra/push.py). Off by default: it lets agents' callers make the stack
     # send HTTP requests to the internet.
@@ -152,6 +160,10 @@ class DeployConfig:
     def uses_queue(self) -> bool:
         """Whether a binding queues tasks, so the queue and the worker are deployed."""
         return self.execution == QUEUE or (self.grpc and self.grpc_execution == QUEUE)
+
+    @property
+    def queue_timing(self) -> QueueTiming:
+        return QueueTiming(self.worker_timeout_seconds, self.queue_max_receives)
 
     def __post_init__(self) -> None:
         if self.desired_count < 0:
@@ -176,9 +188,13 @@ class DeployConfig:
         if not 3 <= self.lease_seconds <= 300:
             raise ConfigError(f"{CONTEXT.LEASE_SECONDS} must be in [3, 300], got "
                               f"{self.lease_seconds}")
-        if not 1 <= self.queue_max_receives <= 1000:
-            raise ConfigError(f"{CONTEXT.QUEUE_MAX_RECEIVES} must be in [1, 1000], got "
+        if not MIN_MAX_RECEIVES <= self.queue_max_receives <= 1000:
+            raise ConfigError(f"{CONTEXT.QUEUE_MAX_RECEIVES} must be in [{MIN_MAX_RECEIVES}, "
+                              f"1000] (a throttled receive counts too), got "
                               f"{self.queue_max_receives}")
+        if self.require_alarm_subscriber and not self.alarm_email:
+            raise ConfigError(f"{CONTEXT.ALARM_EMAIL} is unset, so the alarms notify nobody: "
+                              f"set it, or {CONTEXT.REQUIRE_ALARM_SUBSCRIBER}=false")
         if ":" not in self.agent:
             raise ConfigError(f"{CONTEXT.AGENT} must be module:attribute, got {self.agent!r}")
         self._check_auth()
@@ -302,7 +318,11 @@ class DeployConfig:
                 get, CONTEXT.STREAM_BUDGET_SECONDS, default("stream_budget_seconds")
             ),
             retain_table=_bool(get, CONTEXT.RETAIN_TABLE, default("retain_table")),
+            deletion_protection=_bool(get, CONTEXT.DELETION_PROTECTION,
+                                      default("deletion_protection")),
             alarm_email=_str(get, CONTEXT.ALARM_EMAIL),
+            require_alarm_subscriber=_bool(get, CONTEXT.REQUIRE_ALARM_SUBSCRIBER,
+                                           default("require_alarm_subscriber")),
             execution=_str(get, CONTEXT.EXECUTION) or default("execution"),
             grpc_execution=_str(get, CONTEXT.GRPC_EXECUTION) or default("grpc_execution"),
             worker_timeout_seconds=_int(

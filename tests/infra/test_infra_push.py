@@ -228,11 +228,8 @@ def test_the_dispatcher_only_reads_the_table_and_sends_to_its_queues(
         [{"Fn::GetAtt": [dlq_id, "Arn"]}, {"Fn::GetAtt": [failed_id, "Arn"]}], key=str)
     assert set(granted) == {*READ_ACTIONS, *_STREAM_READ, "dynamodb:ListStreams",
                             "sqs:SendMessage", "xray:PutTraceSegments",
-                            "xray:PutTelemetryRecords"}
-    (role,) = [r for key, r in push_template.find_resources("AWS::IAM::Role").items()
-               if key == role_of(dispatcher)]
-    (managed,) = role["Properties"]["ManagedPolicyArns"]
-    assert "AWSLambdaBasicExecutionRole" in json.dumps(managed)
+                            "xray:PutTelemetryRecords", "logs:CreateLogStream",
+                            "logs:PutLogEvents"}
 
 
 def test_the_other_processes_need_no_new_permission(
