@@ -1,0 +1,55 @@
+"""The deploy rehearsal's fixtures: the stack as `cdk synth` writes it (cdk.json's context,
+gRPC and push on, so every role is in it), and its task table created in DynamoDB Local."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from a2akit.store.base import TaskStore
+from a2akit.store.dynamodb import DynamoDBStore, env_client, make_client
+from tests.infra.conftest import PUSH_CONTEXT, synth_stack
+from tests.rehearsal.table import create_table_calls, table_properties
+from tests.store.conftest import scope  # noqa: F401  (the contract tests' fresh tenant)
+
+DEPLOYED_TABLE = "a2akit-as-deployed"
+
+
+@pytest.fixture(scope="session")
+def deployed_template(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The synthesized template (a placeholder for the Lambda folder: the template does not
+    depend on its contents)."""
+    bundle = tmp_path_factory.mktemp("placeholder_bundle")
+    (bundle / "placeholder.txt").write_text("rehearsal\n")
+    _, template, _ = synth_stack(bundle, Path(tmp_path_factory.mktemp("cdk_out")),
+                                 **PUSH_CONTEXT)
+    return dict(template.to_json())
+
+
+@pytest.fixture(scope="session")
+def deployed_table(ddb_endpoint: str, deployed_template: dict[str, Any]) -> str:
+    """The template's table, created in DynamoDB Local under DEPLOYED_TABLE; its name."""
+    create, ttl = create_table_calls(table_properties(deployed_template), DEPLOYED_TABLE)
+    client = make_client(ddb_endpoint, "us-east-1")
+    try:
+        client.create_table(**create)
+        client.get_waiter("table_exists").wait(TableName=DEPLOYED_TABLE)
+        if ttl is not None:
+            client.update_time_to_live(**ttl)
+    finally:
+        client.close()
+    return DEPLOYED_TABLE
+
+
+@pytest.fixture(params=[pytest.param("dynamodb-as-deployed", marks=pytest.mark.slow)])
+def store(request: pytest.FixtureRequest, ddb_endpoint: str,
+          deployed_table: str) -> Iterator[TaskStore]:
+    """The contract suite's store, on the deployed table through the kit's own client (the
+    one Lambda uses)."""
+    client = env_client(ddb_endpoint)
+    assert client is not None  # the dummy credentials and region are in the environment
+    yield DynamoDBStore(deployed_table, client)
+    client.close()
