@@ -69,9 +69,13 @@ class BundleError(RuntimeError):
     """pip could not install the Lambda dependencies; the message carries its output."""
 
 
-def build_bundle(target: Path = DEFAULT_DIR, *, jwt: bool = True, push: bool = False) -> int:
+def build_bundle(target: Path = DEFAULT_DIR, *, jwt: bool = True, push: bool = False,
+                 native: bool = False) -> int:
     """Rebuild `target` from scratch (with the JWT libraries unless `jwt` is false, with the
-    push dispatcher's HTTP client if `push` is true) and return its size in bytes."""
+    push dispatcher's HTTP client if `push` is true) and return its size in bytes.
+
+    `native` builds the same folder for this interpreter and machine instead of Lambda's
+    (the deploy rehearsal, tests/rehearsal, runs it here)."""
     if target.exists():
         shutil.rmtree(target)
     target.mkdir(parents=True)
@@ -82,7 +86,7 @@ def build_bundle(target: Path = DEFAULT_DIR, *, jwt: bool = True, push: bool = F
         "install",
         "--quiet",
         "--disable-pip-version-check",
-        *_PIP_PLATFORM,
+        *(("--only-binary=:all:",) if native else _PIP_PLATFORM),
         "--no-compile",
         "--target",
         str(target),
@@ -101,7 +105,7 @@ def build_bundle(target: Path = DEFAULT_DIR, *, jwt: bool = True, push: bool = F
     for leftover in [*target.glob("*.dist-info"), target / "bin"]:
         if leftover.is_dir():
             shutil.rmtree(leftover)
-    python = runtime_python()
+    python = sys.executable if native else runtime_python()
     if python is not None:
         compile_bytecode(target, python)
     return sum(path.stat().st_size for path in target.rglob("*") if path.is_file())

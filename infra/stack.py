@@ -132,7 +132,7 @@ class A2AStack(Stack):
                           *self.table.index_arns)
         if config.execution == QUEUE:
             assert self.worker is not None
-            self.worker.queue.grant_send_messages(self.jsonrpc.function)
+            self._grant_send(self.jsonrpc.function.role)
 
         self.sweeper = LeaseSweeper(
             self,
@@ -183,7 +183,7 @@ class A2AStack(Stack):
             )
             if config.grpc_execution == QUEUE:
                 assert self.worker is not None
-                self.worker.queue.grant_send_messages(self.grpc.task_role)
+                self._grant_send(self.grpc.task_role)
             self._grant_keys(self.grpc.task_role)
 
         self.alarms = Alarms(
@@ -295,6 +295,14 @@ class A2AStack(Stack):
                 "service-role/AmazonAPIGatewayPushToCloudWatchLogs]",
                 reason="API Gateway's own logging role for access and error logs; AWS's"
                 " managed policy is the documented one."))
+
+    def _grant_send(self, role: iam.IRole | None) -> None:
+        """SendMessage on the task queue and nothing else: the kit's queue client only
+        sends (`grant_send_messages` adds GetQueueAttributes and GetQueueUrl, never called;
+        tests/rehearsal records the calls)."""
+        assert role is not None and self.worker is not None
+        role.add_to_principal_policy(iam.PolicyStatement(
+            actions=["sqs:SendMessage"], resources=[self.worker.queue.queue_arn]))
 
     def _grant_keys(self, role: iam.IRole | None) -> None:
         # Read access to the API-key secret and nothing else of Secrets Manager.

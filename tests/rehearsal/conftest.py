@@ -53,3 +53,35 @@ def store(request: pytest.FixtureRequest, ddb_endpoint: str,
     assert client is not None  # the dummy credentials and region are in the environment
     yield DynamoDBStore(deployed_table, client)
     client.close()
+
+
+@pytest.fixture(scope="session")
+def native_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The Lambda folder as infra/bundle.py builds it (JWT and push included), for this
+    machine's interpreter and architecture instead of Lambda's."""
+    from infra.bundle import build_bundle
+
+    folder = tmp_path_factory.mktemp("task_root")
+    build_bundle(folder, jwt=True, push=True, native=True)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def runtime_sdk_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from tests.rehearsal.lambda_runtime import runtime_sdk
+
+    return runtime_sdk(tmp_path_factory.mktemp("runtime_sdk"))
+
+
+@pytest.fixture(scope="session")
+def deployed_queues(moto_endpoint: str, deployed_template: dict[str, Any]) -> dict[str, str]:
+    """Each queue of the template in moto: logical id -> URL."""
+    from tests.support.moto import client
+
+    sqs = client("sqs", moto_endpoint)
+    try:
+        return {key: sqs.create_queue(QueueName=f"rehearsal-{key}")["QueueUrl"]
+                for key, resource in deployed_template["Resources"].items()
+                if resource["Type"] == "AWS::SQS::Queue"}
+    finally:
+        sqs.close()
