@@ -86,3 +86,20 @@ def made_by_aws(template: dict[str, Any], function: str, names: Mapping[str, str
         if destination:
             needed.add(Call("sqs:SendMessage", _symbol(destination["Destination"], names)))
     return needed
+
+
+def local_environment(variables: Mapping[str, Any], names: Mapping[str, str],
+                      local: Mapping[str, str]) -> dict[str, str]:
+    """A process's environment from the template, as this machine has it: references to the
+    table and the queues become their local names; other values that only exist once deployed
+    (the issuer, the URLs) come from `local`, by variable name."""
+    resolved: dict[str, str] = {}
+    for name, value in variables.items():
+        if isinstance(value, str):
+            resolved[name] = value
+        elif isinstance(value, dict) and value.get("Ref") in names:
+            resolved[name] = names[value["Ref"]].split(":", 1)[1]
+        else:
+            assert name in local, f"no local value for {name}={value}"
+            resolved[name] = local[name]
+    return resolved

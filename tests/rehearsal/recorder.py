@@ -55,7 +55,7 @@ class Recorder:
     """`url` is the endpoint to give a process; `calls` what it asked for so far."""
 
     def __init__(self, dynamodb_url: str, sqs_url: str) -> None:
-        self.calls: set[Call] = set()
+        self._calls: set[Call] = set()
         self._lock = threading.Lock()
         upstreams = {_DYNAMODB: urllib.parse.urlsplit(dynamodb_url),
                      _SQS: urllib.parse.urlsplit(sqs_url)}
@@ -70,7 +70,7 @@ class Recorder:
                 (upstream,) = [url for prefix, url in upstreams.items()
                                if target.startswith(prefix)]
                 with recorder._lock:
-                    recorder.calls.update(calls_of(target, json.loads(body or b"{}")))
+                    recorder._calls.update(calls_of(target, json.loads(body or b"{}")))
                 connection = http.client.HTTPConnection(upstream.hostname or "127.0.0.1",
                                                         upstream.port, timeout=30)
                 try:
@@ -100,6 +100,12 @@ class Recorder:
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,),
                                         daemon=True)
         self._thread.start()
+
+    @property
+    def calls(self) -> set[Call]:
+        """A copy of the calls so far (the process may still be making some)."""
+        with self._lock:
+            return set(self._calls)
 
     def close(self) -> None:
         self._server.shutdown()

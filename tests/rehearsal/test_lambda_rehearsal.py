@@ -30,7 +30,13 @@ from infra.worker import WORKER_HANDLER
 from scripts.dynamodb_local import CREDENTIALS
 from tests.auth.issuer import AUDIENCE, Issuer, make_keys
 from tests.rehearsal.lambda_runtime import Function
-from tests.rehearsal.permissions import EMULATOR_ONLY, allowed, made_by_aws, resource_names
+from tests.rehearsal.permissions import (
+    EMULATOR_ONLY,
+    allowed,
+    local_environment,
+    made_by_aws,
+    resource_names,
+)
 from tests.rehearsal.recorder import Call, Recorder
 from tests.store.test_contract import make_task, status_event
 from tests.support.event_filter import matches
@@ -50,8 +56,14 @@ HANDLERS = {DOOR_SCRIPT: DOOR, WORKER_HANDLER: WORKER_HANDLER,
 # guard (at the door and in the dispatcher) refuses unless told otherwise. Two attempts:
 # before the second the dispatcher checks the config still exists (GetItem); the failed
 # delivery then goes to the dispatcher's dead-letter queue.
-_LOOPBACK_WEBHOOKS = {ENV.PUSH_ALLOW_HTTP: "true", ENV.PUSH_ALLOW_CIDRS: "127.0.0.1/32",
+LOOPBACK_WEBHOOKS = {ENV.PUSH_ALLOW_HTTP: "true", ENV.PUSH_ALLOW_CIDRS: "127.0.0.1/32",
                     ENV.PUSH_ATTEMPTS: "2"}
+
+
+def deployed_values(issuer: Issuer) -> dict[str, str]:
+    """What exists only once deployed, here: the issuer, the doors' addresses."""
+    return {ENV.JWT_ISSUER: issuer.url, ENV.JWT_AUDIENCE: AUDIENCE,
+            ENV.PUBLIC_URL: "https://door.example/", ENV.GRPC_ADDRESS: "grpc.example:443"}
 
 
 class Rehearsal:
@@ -85,25 +97,14 @@ class Rehearsal:
                 **CREDENTIALS, "AWS_REGION": "us-east-1", "AWS_DEFAULT_REGION": "us-east-1",
                 "AWS_ENDPOINT_URL_DYNAMODB": recorder.url, "AWS_ENDPOINT_URL_SQS": recorder.url,
                 "AWS_LAMBDA_FUNCTION_NAME": key, "LAMBDA_TASK_ROOT": str(task_root),
-                **{name: self._value(name, value, issuer)
-                   for name, value in properties["Environment"]["Variables"].items()},
-                **_LOOPBACK_WEBHOOKS,
+                **local_environment(properties["Environment"]["Variables"], self.names,
+                                    deployed_values(issuer)),
+                **LOOPBACK_WEBHOOKS,
             }
             self.recorders[handler] = recorder
             self.properties[handler] = {**properties, "LogicalId": key}
             self.functions[handler] = Function(task_root, sdk, HANDLERS[handler], env,
                                                logs / f"{key}.log")
-
-    def _value(self, name: str, value: Any, issuer: Issuer) -> str:
-        """A template value as this machine has it: the local table, queue, issuer."""
-        if isinstance(value, str):
-            return value
-        if isinstance(value, dict) and "Ref" in value and value["Ref"] in self.names:
-            return self.names[value["Ref"]].split(":", 1)[1]
-        local = {ENV.JWT_ISSUER: issuer.url, ENV.JWT_AUDIENCE: AUDIENCE,
-                 ENV.PUBLIC_URL: "https://door.example/", ENV.GRPC_ADDRESS: "grpc.example:443"}
-        assert name in local, f"no local value for {name}={value}"
-        return local[name]
 
     def granted(self, handler: str) -> set[Call]:
         return allowed(self.template, self.properties[handler]["Role"]["Fn::GetAtt"][0],
