@@ -23,11 +23,10 @@ VPC_CIDR = "10.0.0.0/16"
 # The standard health service (grpc_service serves it); "0" is status OK.
 GRPC_HEALTH_CHECK_PATH = "/grpc.health.v1.Health/Check"
 
-# The image installs the project itself, so its build context is the repository root;
-# only what the image needs is staged (and never cdk.out, which would recurse).
+# The image installs the lock and copies the kit's packages, so its build context is the
+# repository root; only what the image needs is staged (and never cdk.out, which would recurse).
 _IMAGE_CONTEXT_INCLUDE = (
-    "pyproject.toml",
-    "README.md",
+    "requirements.lock",
     "a2akit",
     "handlers",
     "grpc_service",

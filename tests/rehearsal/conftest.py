@@ -56,9 +56,20 @@ def store(request: pytest.FixtureRequest, ddb_endpoint: str,
 
 
 @pytest.fixture(scope="session")
+def runtime_interpreter() -> str:
+    """A CPython of Lambda's version (3.13): what the lock's wheels are built for."""
+    from infra.bundle import runtime_python
+
+    python = runtime_python()
+    assert python is not None, ("the rehearsal needs CPython 3.13, Lambda's and the image's "
+                                "(python3.13 on the PATH, or installed by pyenv)")
+    return python
+
+
+@pytest.fixture(scope="session")
 def native_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The Lambda folder as infra/bundle.py builds it (JWT and push included), for this
-    machine's interpreter and architecture instead of Lambda's."""
+    """The Lambda folder as infra/bundle.py builds it from the lock (JWT and push included),
+    for this machine's architecture instead of Lambda's arm64."""
     from infra.bundle import build_bundle
 
     folder = tmp_path_factory.mktemp("task_root")

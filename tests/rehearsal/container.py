@@ -9,7 +9,6 @@ import json
 import shlex
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 __all__ = ["ImageRecipe", "install_like_the_image", "read_dockerfile"]
@@ -49,8 +48,10 @@ def read_dockerfile(path: Path) -> ImageRecipe:
     return ImageRecipe(copies, pip, command)
 
 
-def install_like_the_image(root: Path, dockerfile: Path, folder: Path) -> tuple[Path, Path]:
-    """(the environment's python, the working directory with the copied files)."""
+def install_like_the_image(root: Path, dockerfile: Path, folder: Path,
+                           python: str) -> tuple[Path, Path]:
+    """(the environment's python, the working directory with the copied files); `python`
+    is of the image's version (the lock's wheels are for it)."""
     recipe = read_dockerfile(dockerfile)
     app = folder / "app"
     app.mkdir(parents=True)
@@ -69,11 +70,11 @@ def install_like_the_image(root: Path, dockerfile: Path, folder: Path) -> tuple[
                     target.parent.mkdir(parents=True, exist_ok=True)
                     shutil.copy2(found, target)
     venv = folder / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    python = venv / "bin" / "python"
+    subprocess.run([python, "-m", "venv", str(venv)], check=True)
+    installed = venv / "bin" / "python"
     result = subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+        [str(installed), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
          "--no-cache-dir", *recipe.pip_arguments],
         cwd=app, capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr[-3000:]
-    return python, app
+    return installed, app

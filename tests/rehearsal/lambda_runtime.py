@@ -13,7 +13,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import IO, Any
 
@@ -77,13 +76,13 @@ def runtime_sdk(folder: Path) -> Path:
 class Function:
     """One execution environment of `handler` (module.attribute) from `task_root`."""
 
-    def __init__(self, task_root: Path, sdk: Path, handler: str, env: dict[str, str],
-                 log: Path) -> None:
+    def __init__(self, python: str, task_root: Path, sdk: Path, handler: str,
+                 env: dict[str, str], log: Path) -> None:
         self.task_root = task_root
         self._log = log.open("wb")
         self.log_path = log
         self._process = subprocess.Popen(
-            [sys.executable, "-I", "-S", "-c", _DRIVER, str(task_root), str(sdk), handler],
+            [python, "-I", "-S", "-c", _DRIVER, str(task_root), str(sdk), handler],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log, env=env,
             cwd=task_root)
         self._read()  # the init phase: the import, settings, store client

@@ -38,9 +38,10 @@ _EVERY_PATH = {ENV.SWEEP_SECONDS: "1", ENV.AGENT: "a2akit.examples.cancellable:a
 
 
 @pytest.fixture(scope="session")
-def container_install(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+def container_install(tmp_path_factory: pytest.TempPathFactory,
+                      runtime_interpreter: str) -> tuple[Path, Path]:
     return install_like_the_image(PROJECT_ROOT, DOCKERFILE,
-                                  tmp_path_factory.mktemp("container"))
+                                  tmp_path_factory.mktemp("container"), runtime_interpreter)
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,6 @@ here: the test sends what it forwards, plain HTTP on 127.0.0.1:PORT."""
 from __future__ import annotations
 
 import json
-import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -21,6 +20,7 @@ from scripts.dynamodb_local import CREDENTIALS
 from tests.auth.issuer import Issuer, make_keys
 from tests.rehearsal.permissions import local_environment, resource_names
 from tests.rehearsal.test_lambda_rehearsal import LOOPBACK_WEBHOOKS, deployed_values
+from tests.support.moto import client as moto_client
 from tests.support.processes import free_port, running
 
 pytestmark = pytest.mark.slow
@@ -41,17 +41,17 @@ def _post(port: int, body: dict[str, Any], token: str) -> tuple[int, dict[str, A
 def test_run_sh_starts_the_door_from_the_bundle_alone(
     native_bundle: Path, runtime_sdk_folder: Path, deployed_template: dict[str, Any],
     deployed_table: str, deployed_queues: dict[str, str], ddb_endpoint: str,
-    moto_endpoint: str, tmp_path: Path,
+    moto_endpoint: str, runtime_interpreter: str, tmp_path: Path,
 ) -> None:
     (door,) = [r["Properties"] for r in deployed_template["Resources"].values()
                if r["Type"] == "AWS::Lambda::Function"
                and r["Properties"].get("Handler") == HANDLER]
     assert HANDLER == RUN_SCRIPT
-    # `python` for run.sh: this interpreter without site packages, so only PYTHONPATH (the
+    # `python` for run.sh: Lambda's version without site packages, so only PYTHONPATH (the
     # task root, which run.sh puts first, and the runtime's SDK) can provide modules.
     shim = tmp_path / "bin" / "python"
     shim.parent.mkdir()
-    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -S "$@"\n')
+    shim.write_text(f'#!/bin/sh\nexec "{runtime_interpreter}" -S "$@"\n')
     shim.chmod(0o755)
     issuer = Issuer(make_keys())
     issuer.publish("k1")
@@ -77,9 +77,19 @@ def test_run_sh_starts_the_door_from_the_bundle_alone(
                                  token)
             assert status == 200 and sent["result"]["task"]["status"]["state"] == (
                 "TASK_STATE_SUBMITTED"), sent
+            # Queued, as deployed: take the message off the queue (the other rehearsals'
+            # workers take theirs).
+            task_queue = env[ENV.QUEUE_URL]
+            sqs = moto_client("sqs", moto_endpoint)
+            try:
+                (message,) = sqs.receive_message(QueueUrl=task_queue, MaxNumberOfMessages=10,
+                                                 WaitTimeSeconds=5)["Messages"]
+                assert sent["result"]["task"]["id"] in message["Body"]
+                sqs.delete_message(QueueUrl=task_queue, ReceiptHandle=message["ReceiptHandle"])
+            finally:
+                sqs.close()
             status, refused = _post(port, {"jsonrpc": "2.0", "id": 2, "method": "GetTask",
                                            "params": {"id": "x"}}, "not-a-token")
             assert status == 401, refused
     finally:
         issuer.close()
-    assert ENV.QUEUE_URL in door["Environment"]["Variables"]  # it queued, as deployed

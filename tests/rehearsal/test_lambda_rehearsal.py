@@ -70,8 +70,8 @@ class Rehearsal:
     """The functions of the template, each in its own environment with its own recorder."""
 
     def __init__(self, template: dict[str, Any], table: str, queues: dict[str, str],
-                 ddb_endpoint: str, moto_endpoint: str, task_root: Path, sdk: Path,
-                 issuer: Issuer, logs: Path) -> None:
+                 ddb_endpoint: str, moto_endpoint: str, python: str, task_root: Path,
+                 sdk: Path, issuer: Issuer, logs: Path) -> None:
         self.template = template
         self.names = resource_names(template, table, queues)
         self.table, self.queues = table, queues
@@ -79,13 +79,13 @@ class Rehearsal:
         self.recorders: dict[str, Recorder] = {}
         self.properties: dict[str, dict[str, Any]] = {}
         try:
-            self._start(ddb_endpoint, moto_endpoint, task_root, sdk, issuer, logs)
+            self._start(ddb_endpoint, moto_endpoint, python, task_root, sdk, issuer, logs)
         except BaseException:
             self.close()
             raise
 
-    def _start(self, ddb_endpoint: str, moto_endpoint: str, task_root: Path, sdk: Path,
-               issuer: Issuer, logs: Path) -> None:
+    def _start(self, ddb_endpoint: str, moto_endpoint: str, python: str, task_root: Path,
+               sdk: Path, issuer: Issuer, logs: Path) -> None:
         for key, resource in self.template["Resources"].items():
             properties = resource.get("Properties", {})
             if resource["Type"] != "AWS::Lambda::Function" or properties.get(
@@ -103,7 +103,7 @@ class Rehearsal:
             }
             self.recorders[handler] = recorder
             self.properties[handler] = {**properties, "LogicalId": key}
-            self.functions[handler] = Function(task_root, sdk, HANDLERS[handler], env,
+            self.functions[handler] = Function(python, task_root, sdk, HANDLERS[handler], env,
                                                logs / f"{key}.log")
 
     def granted(self, handler: str) -> set[Call]:
@@ -171,14 +171,15 @@ def _dead_runner_task(ddb_endpoint: str, table: str) -> str:
 @pytest.fixture(scope="module")
 def rehearsal(deployed_template: dict[str, Any], deployed_table: str,
               deployed_queues: dict[str, str], ddb_endpoint: str, moto_endpoint: str,
-              native_bundle: Path, runtime_sdk_folder: Path,
+              native_bundle: Path, runtime_sdk_folder: Path, runtime_interpreter: str,
               tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     """Runs the scenario once; yields what the tests look at."""
     issuer = Issuer(make_keys())
     issuer.publish("k1")
     token = issuer.token("k1")
     run = Rehearsal(deployed_template, deployed_table, deployed_queues, ddb_endpoint,
-                    moto_endpoint, native_bundle, runtime_sdk_folder, issuer,
+                    moto_endpoint, runtime_interpreter, native_bundle, runtime_sdk_folder,
+                    issuer,
                     tmp_path_factory.mktemp("logs"))
     sqs = moto_client("sqs", moto_endpoint)
     seen: dict[str, Any] = {"rehearsal": run}
