@@ -9,6 +9,7 @@ needs and the resources it names (`Call`)."""
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import http.client
 import json
@@ -56,6 +57,7 @@ class Recorder:
 
     def __init__(self, dynamodb_url: str, sqs_url: str) -> None:
         self._calls: set[Call] = set()
+        self._requests: collections.Counter[str] = collections.Counter()
         self._lock = threading.Lock()
         upstreams = {_DYNAMODB: urllib.parse.urlsplit(dynamodb_url),
                      _SQS: urllib.parse.urlsplit(sqs_url)}
@@ -71,6 +73,7 @@ class Recorder:
                                if target.startswith(prefix)]
                 with recorder._lock:
                     recorder._calls.update(calls_of(target, json.loads(body or b"{}")))
+                    recorder._requests[target.rsplit(".", 1)[-1]] += 1
                 connection = http.client.HTTPConnection(upstream.hostname or "127.0.0.1",
                                                         upstream.port, timeout=30)
                 try:
@@ -106,6 +109,12 @@ class Recorder:
         """A copy of the calls so far (the process may still be making some)."""
         with self._lock:
             return set(self._calls)
+
+    @property
+    def requests(self) -> collections.Counter[str]:
+        """Requests so far by API operation (a transaction counts once)."""
+        with self._lock:
+            return collections.Counter(self._requests)
 
     def close(self) -> None:
         self._server.shutdown()
