@@ -97,8 +97,8 @@ def test_queue_grants_are_least_privilege(template: Template) -> None:
     assert actions_of(template, role_of(front), "sqs:") == _SEND
     assert actions_of(template, role_of(worker), "sqs:") == _CONSUME
     assert actions_of(template, role_of(sweeper), "sqs:") == set()
-    # The gRPC container runs inline by default: no queue access.
-    assert actions_of(template, task_role(template), "sqs:") == set()
+    # The gRPC container enqueues by default (its agents outlive its deploys).
+    assert actions_of(template, task_role(template), "sqs:") == _SEND
 
 
 def test_the_dead_letter_queue_has_an_alarm(template: Template) -> None:
@@ -116,7 +116,8 @@ def test_the_dead_letter_queue_has_an_alarm(template: Template) -> None:
 def test_inline_context_deploys_no_queue_but_keeps_the_sweeper(
     synth: Synth, empty_bundle: Path, tmp_path: Path
 ) -> None:
-    _, template, _ = synth(empty_bundle, tmp_path, **{"a2a:execution": "inline"})
+    _, template, _ = synth(empty_bundle, tmp_path, **{"a2a:execution": "inline",
+                                                      "a2a:grpcExecution": "inline"})
     template.resource_count_is("AWS::SQS::Queue", 0)
     _, front = lambda_function(template, HANDLER)
     assert ENV.EXECUTION not in front["Environment"]["Variables"]

@@ -194,7 +194,6 @@ def test_fargate_service_runs_arm64_non_public(
     template.has_resource_properties(
         "AWS::ECS::Service",
         {
-            "DesiredCount": cdk_context["a2a:desiredCount"],
             "NetworkConfiguration": {
                 "AwsvpcConfiguration": Match.object_like({"AssignPublicIp": "DISABLED"})
             },
@@ -255,14 +254,16 @@ def test_each_role_gets_the_table_actions_of_its_code(
     assert _table_actions(template, role(template, HANDLER)) == set(SERVE_ACTIONS)
     assert _table_actions(template, role(template, WORKER_HANDLER)) == set(RUN_ACTIONS)
     assert _table_actions(template, role(template, SWEEPER_HANDLER)) == set(SWEEP_ACTIONS)
-    # The container answers, runs agents inline and sweeps in process.
-    assert _table_actions(template, task_role(template)) == {
-        *SERVE_ACTIONS, *RUN_ACTIONS, *SWEEP_ACTIONS}
+    # The container answers, enqueues (by default) and sweeps in process.
+    assert _table_actions(template, task_role(template)) == {*SERVE_ACTIONS, *SWEEP_ACTIONS}
     assert "dynamodb:UpdateItem" not in SERVE_ACTIONS + SWEEP_ACTIONS
     assert "dynamodb:DeleteItem" not in RUN_ACTIONS + SWEEP_ACTIONS
-    # An inline door runs agents too.
-    _, inline, _ = synth(empty_bundle, tmp_path, **{"a2a:execution": "inline"})
+    # An inline door runs agents too, and so does an inline container.
+    _, inline, _ = synth(empty_bundle, tmp_path, **{"a2a:execution": "inline",
+                                                    "a2a:grpcExecution": "inline"})
     assert _table_actions(inline, role(inline, HANDLER)) == {*SERVE_ACTIONS, *RUN_ACTIONS}
+    assert _table_actions(inline, task_role(inline)) == {
+        *SERVE_ACTIONS, *RUN_ACTIONS, *SWEEP_ACTIONS}
 
 
 def test_each_function_writes_only_its_own_log_group(template: Template) -> None:
@@ -331,8 +332,11 @@ def test_grpc_without_a_certificate_is_refused() -> None:
 @pytest.mark.parametrize(
     ("key", "value"),
     [
-        ("a2a:desiredCount", "many"),
-        ("a2a:desiredCount", -1),
+        ("a2a:desiredCount", 1),  # gone: the service scales
+        ("a2a:grpcMinTasks", "many"),
+        ("a2a:grpcMinTasks", -1),
+        ("a2a:grpcMaxTasks", 1),  # below the default minimum, 2
+        ("a2a:natGateways", 3),
         ("a2a:streamBudgetSeconds", 900),
         ("a2a:allowAnonymous", "yes"),
         ("a2a:agent", "no_colon"),
@@ -348,7 +352,7 @@ def test_context_strings_are_parsed() -> None:
     config = DeployConfig.from_context(
         {
             "a2a:grpc": "false",
-            "a2a:desiredCount": "0",
+            "a2a:grpcMinTasks": "0",
             "a2a:allowAnonymous": "true",
             "a2a:streamBudgetSeconds": "12.5",
             "a2a:agent": "my_agent.main:agent",
@@ -356,7 +360,7 @@ def test_context_strings_are_parsed() -> None:
     )
     assert config == DeployConfig(
         grpc=False,
-        desired_count=0,
+        grpc_min_tasks=0,
         allow_anonymous=True,
         stream_budget_seconds=12.5,
         agent="my_agent.main:agent",
