@@ -16,6 +16,7 @@ from tests.rehearsal.table import create_table_calls, table_properties
 from tests.store.conftest import scope  # noqa: F401  (the contract tests' fresh tenant)
 
 DEPLOYED_TABLE = "a2akit-as-deployed"
+REHEARSAL_TABLE = "a2akit-rehearsal"
 
 
 @pytest.fixture(scope="session")
@@ -29,19 +30,30 @@ def deployed_template(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any
     return dict(template.to_json())
 
 
-@pytest.fixture(scope="session")
-def deployed_table(ddb_endpoint: str, deployed_template: dict[str, Any]) -> str:
-    """The template's table, created in DynamoDB Local under DEPLOYED_TABLE; its name."""
-    create, ttl = create_table_calls(table_properties(deployed_template), DEPLOYED_TABLE)
-    client = make_client(ddb_endpoint, "us-east-1")
+def _create(endpoint: str, template: dict[str, Any], name: str) -> str:
+    """The template's table, created in DynamoDB Local under `name`."""
+    create, ttl = create_table_calls(table_properties(template), name)
+    client = make_client(endpoint, "us-east-1")
     try:
         client.create_table(**create)
-        client.get_waiter("table_exists").wait(TableName=DEPLOYED_TABLE)
+        client.get_waiter("table_exists").wait(TableName=name)
         if ttl is not None:
             client.update_time_to_live(**ttl)
     finally:
         client.close()
-    return DEPLOYED_TABLE
+    return name
+
+
+@pytest.fixture(scope="session")
+def deployed_table(ddb_endpoint: str, deployed_template: dict[str, Any]) -> str:
+    """The template's table for the contract suite; its name."""
+    return _create(ddb_endpoint, deployed_template, DEPLOYED_TABLE)
+
+
+@pytest.fixture(scope="session")
+def rehearsal_table(ddb_endpoint: str, deployed_template: dict[str, Any]) -> str:
+    """Another copy for the processes' rehearsals: their sweeps meet only their own tasks."""
+    return _create(ddb_endpoint, deployed_template, REHEARSAL_TABLE)
 
 
 @pytest.fixture(params=[pytest.param("dynamodb-as-deployed", marks=pytest.mark.slow)])

@@ -45,12 +45,12 @@ def container_install(tmp_path_factory: pytest.TempPathFactory,
 
 @pytest.fixture(scope="module")
 def container(container_install: tuple[Path, Path], deployed_template: dict[str, Any],
-              deployed_table: str, deployed_queues: dict[str, str], ddb_endpoint: str,
+              rehearsal_table: str, deployed_queues: dict[str, str], ddb_endpoint: str,
               moto_endpoint: str, tmp_path_factory: pytest.TempPathFactory,
               ) -> Iterator[dict[str, Any]]:
     """The container serving on a loopback port; yields what the tests look at."""
     python, app = container_install
-    names = resource_names(deployed_template, deployed_table, deployed_queues)
+    names = resource_names(deployed_template, rehearsal_table, deployed_queues)
     (task,) = [r["Properties"] for r in deployed_template["Resources"].values()
                if r["Type"] == "AWS::ECS::TaskDefinition"]
     (definition,) = task["ContainerDefinitions"]

@@ -40,7 +40,7 @@ def _post(port: int, body: dict[str, Any], token: str) -> tuple[int, dict[str, A
 
 def test_run_sh_starts_the_door_from_the_bundle_alone(
     native_bundle: Path, runtime_sdk_folder: Path, deployed_template: dict[str, Any],
-    deployed_table: str, deployed_queues: dict[str, str], ddb_endpoint: str,
+    rehearsal_table: str, deployed_queues: dict[str, str], ddb_endpoint: str,
     moto_endpoint: str, runtime_interpreter: str, tmp_path: Path,
 ) -> None:
     (door,) = [r["Properties"] for r in deployed_template["Resources"].values()
@@ -55,7 +55,7 @@ def test_run_sh_starts_the_door_from_the_bundle_alone(
     shim.chmod(0o755)
     issuer = Issuer(make_keys())
     issuer.publish("k1")
-    names = resource_names(deployed_template, deployed_table, deployed_queues)
+    names = resource_names(deployed_template, rehearsal_table, deployed_queues)
     port = free_port()
     env = {
         **CREDENTIALS, "AWS_REGION": "us-east-1", "AWS_DEFAULT_REGION": "us-east-1",

@@ -141,11 +141,11 @@ def _message(text: str, message_id: str) -> dict[str, Any]:
     return {"messageId": message_id, "role": "ROLE_USER", "parts": [{"text": text}]}
 
 
-def _sqs_record(sqs: Any, queue: str) -> dict[str, Any]:
-    """One message as Lambda's SQS event source hands it to the worker."""
-    got = sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=1, WaitTimeSeconds=5,
+def _sqs_record(sqs: Any, queue: str, task_id: str) -> dict[str, Any]:
+    """The task's message as Lambda's SQS event source hands it to the worker."""
+    got = sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10, WaitTimeSeconds=5,
                               AttributeNames=["All"])
-    (message,) = got["Messages"]
+    (message,) = [m for m in got["Messages"] if task_id in m["Body"]]
     return {"messageId": message["MessageId"], "receiptHandle": message["ReceiptHandle"],
             "body": message["Body"], "attributes": message["Attributes"],
             "messageAttributes": {}, "md5OfBody": message["MD5OfBody"],
@@ -169,7 +169,7 @@ def _dead_runner_task(ddb_endpoint: str, table: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def rehearsal(deployed_template: dict[str, Any], deployed_table: str,
+def rehearsal(deployed_template: dict[str, Any], rehearsal_table: str,
               deployed_queues: dict[str, str], ddb_endpoint: str, moto_endpoint: str,
               native_bundle: Path, runtime_sdk_folder: Path, runtime_interpreter: str,
               tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
@@ -177,7 +177,7 @@ def rehearsal(deployed_template: dict[str, Any], deployed_table: str,
     issuer = Issuer(make_keys())
     issuer.publish("k1")
     token = issuer.token("k1")
-    run = Rehearsal(deployed_template, deployed_table, deployed_queues, ddb_endpoint,
+    run = Rehearsal(deployed_template, rehearsal_table, deployed_queues, ddb_endpoint,
                     moto_endpoint, runtime_interpreter, native_bundle, runtime_sdk_folder,
                     issuer,
                     tmp_path_factory.mktemp("logs"))
@@ -197,7 +197,7 @@ def rehearsal(deployed_template: dict[str, Any], deployed_table: str,
             (task_queue,) = [url for key, url in deployed_queues.items()
                              if "RedrivePolicy" in deployed_template["Resources"][key][
                                  "Properties"]]
-            seen["worker"] = worker.invoke({"Records": [_sqs_record(sqs, task_queue)]}, 600)
+            seen["worker"] = worker.invoke({"Records": [_sqs_record(sqs, task_queue, task)]}, 600)
             seen["done"] = _call(door, token, "GetTask", {"id": task})
             seen["listed"] = _call(door, token, "ListTasks", {})
             _call(door, token, "ListTasks", {"contextId": sent["task"]["contextId"]})
@@ -214,10 +214,10 @@ def rehearsal(deployed_template: dict[str, Any], deployed_table: str,
                   {"taskId": other, "id": created["id"]})
             seen["canceled"] = _call(door, token, "CancelTask", {"id": other})
             # The sweeper meets a task whose runner died.
-            _dead_runner_task(ddb_endpoint, deployed_table)
+            _dead_runner_task(ddb_endpoint, rehearsal_table)
             seen["swept"] = run.functions[SWEEPER_HANDLER].invoke({}, 60)
             # The dispatcher gets the stream's event INSERTs of the worker's task.
-            records = [record for record in stream_records(ddb_endpoint, deployed_table)
+            records = [record for record in stream_records(ddb_endpoint, rehearsal_table)
                        if record["dynamodb"]["Keys"]["pk"]["S"].endswith(
                            f"#TASK#{task}")]
             event = lambda_event(records)
