@@ -23,9 +23,9 @@ from tests.auth.issuer import Issuer, make_keys
 from tests.rehearsal.container import install_like_the_image, read_dockerfile
 from tests.rehearsal.permissions import EMULATOR_ONLY, allowed, local_environment, resource_names
 from tests.rehearsal.recorder import Call, Recorder
+from tests.rehearsal.sqs import take_message
 from tests.rehearsal.test_lambda_rehearsal import LOOPBACK_WEBHOOKS, deployed_values
 from tests.support.messages import V1, send_request
-from tests.support.moto import client as moto_client
 from tests.support.processes import free_port, running
 
 pytestmark = pytest.mark.slow
@@ -100,7 +100,7 @@ def container(container_install: tuple[Path, Path], deployed_template: dict[str,
                 metadata=metadata, timeout=10)
             # Queued, as deployed (the worker Lambda runs it): take the message off the queue,
             # so the Lambda rehearsal's worker finds its own.
-            seen["queued"] = _take_message(moto_endpoint, env[ENV.QUEUE_URL])
+            seen["queued"] = take_message(moto_endpoint, env[ENV.QUEUE_URL], task_id)
             seen["canceled"] = stub.CancelTask(pb.CancelTaskRequest(id=task_id),
                                                metadata=metadata, timeout=10)
             # The in-process sweep's query of the lease index.
@@ -109,17 +109,6 @@ def container(container_install: tuple[Path, Path], deployed_template: dict[str,
     finally:
         recorder.close()
         issuer.close()
-
-
-def _take_message(moto_endpoint: str, queue: str) -> str:
-    sqs = moto_client("sqs", moto_endpoint)
-    try:
-        (message,) = sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10,
-                                         WaitTimeSeconds=5)["Messages"]
-        sqs.delete_message(QueueUrl=queue, ReceiptHandle=message["ReceiptHandle"])
-        return str(message["Body"])
-    finally:
-        sqs.close()
 
 
 def _wait_for(recorder: Recorder, wanted: Callable[[Call], bool]) -> None:

@@ -19,8 +19,8 @@ from infra.jsonrpc_api import HANDLER
 from scripts.dynamodb_local import CREDENTIALS
 from tests.auth.issuer import Issuer, make_keys
 from tests.rehearsal.permissions import local_environment, resource_names
+from tests.rehearsal.sqs import take_message
 from tests.rehearsal.test_lambda_rehearsal import LOOPBACK_WEBHOOKS, deployed_values
-from tests.support.moto import client as moto_client
 from tests.support.processes import free_port, running
 
 pytestmark = pytest.mark.slow
@@ -79,15 +79,7 @@ def test_run_sh_starts_the_door_from_the_bundle_alone(
                 "TASK_STATE_SUBMITTED"), sent
             # Queued, as deployed: take the message off the queue (the other rehearsals'
             # workers take theirs).
-            task_queue = env[ENV.QUEUE_URL]
-            sqs = moto_client("sqs", moto_endpoint)
-            try:
-                (message,) = sqs.receive_message(QueueUrl=task_queue, MaxNumberOfMessages=10,
-                                                 WaitTimeSeconds=5)["Messages"]
-                assert sent["result"]["task"]["id"] in message["Body"]
-                sqs.delete_message(QueueUrl=task_queue, ReceiptHandle=message["ReceiptHandle"])
-            finally:
-                sqs.close()
+            take_message(moto_endpoint, env[ENV.QUEUE_URL], sent["result"]["task"]["id"])
             status, refused = _post(port, {"jsonrpc": "2.0", "id": 2, "method": "GetTask",
                                            "params": {"id": "x"}}, "not-a-token")
             assert status == 401, refused

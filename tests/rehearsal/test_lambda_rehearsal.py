@@ -38,9 +38,9 @@ from tests.rehearsal.permissions import (
     resource_names,
 )
 from tests.rehearsal.recorder import Call, Recorder
+from tests.rehearsal.sqs import as_lambda_record
 from tests.store.test_contract import make_task, status_event
 from tests.support.event_filter import matches
-from tests.support.moto import client as moto_client
 from tests.support.streams import lambda_event, stream_records
 from tests.support.webhooks import Receiver
 
@@ -141,18 +141,6 @@ def _message(text: str, message_id: str) -> dict[str, Any]:
     return {"messageId": message_id, "role": "ROLE_USER", "parts": [{"text": text}]}
 
 
-def _sqs_record(sqs: Any, queue: str, task_id: str) -> dict[str, Any]:
-    """The task's message as Lambda's SQS event source hands it to the worker."""
-    got = sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10, WaitTimeSeconds=5,
-                              AttributeNames=["All"])
-    (message,) = [m for m in got["Messages"] if task_id in m["Body"]]
-    return {"messageId": message["MessageId"], "receiptHandle": message["ReceiptHandle"],
-            "body": message["Body"], "attributes": message["Attributes"],
-            "messageAttributes": {}, "md5OfBody": message["MD5OfBody"],
-            "eventSource": "aws:sqs", "awsRegion": "us-east-1",
-            "eventSourceARN": "arn:aws:sqs:us-east-1:111111111111:rehearsal"}
-
-
 def _dead_runner_task(ddb_endpoint: str, table: str) -> str:
     """A WORKING task whose runner's lease ended a second ago (its runner died)."""
     async def create() -> None:
@@ -181,7 +169,6 @@ def rehearsal(deployed_template: dict[str, Any], rehearsal_table: str,
                     moto_endpoint, runtime_interpreter, native_bundle, runtime_sdk_folder,
                     issuer,
                     tmp_path_factory.mktemp("logs"))
-    sqs = moto_client("sqs", moto_endpoint)
     seen: dict[str, Any] = {"rehearsal": run}
     try:
         with Receiver() as hook:
@@ -197,7 +184,8 @@ def rehearsal(deployed_template: dict[str, Any], rehearsal_table: str,
             (task_queue,) = [url for key, url in deployed_queues.items()
                              if "RedrivePolicy" in deployed_template["Resources"][key][
                                  "Properties"]]
-            seen["worker"] = worker.invoke({"Records": [_sqs_record(sqs, task_queue, task)]}, 600)
+            record = as_lambda_record(moto_endpoint, task_queue, task)
+            seen["worker"] = worker.invoke({"Records": [record]}, 600)
             seen["done"] = _call(door, token, "GetTask", {"id": task})
             seen["listed"] = _call(door, token, "ListTasks", {})
             _call(door, token, "ListTasks", {"contextId": sent["task"]["contextId"]})
@@ -229,7 +217,6 @@ def rehearsal(deployed_template: dict[str, Any], rehearsal_table: str,
                           for handler, function in run.functions.items()}
         yield seen
     finally:
-        sqs.close()
         run.close()
         issuer.close()
 
