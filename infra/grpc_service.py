@@ -121,8 +121,8 @@ class GrpcService(Construct):
             "Service",
             cluster=self.cluster,
             task_definition=task,
-            # No desired count: a deploy keeps the count autoscaling chose (it starts at the
-            # minimum), instead of resetting it.
+            # No desired count: a deploy keeps the count autoscaling chose instead of resetting
+            # it (ECS creates the service with one task; autoscaling raises it to the minimum).
             assign_public_ip=False,
             vpc_subnets=ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS),
             circuit_breaker=ecs.DeploymentCircuitBreaker(enable=True, rollback=True),
