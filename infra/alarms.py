@@ -1,26 +1,39 @@
-"""Alarms on the signals that mean callers are failing: errors, throttles, unhealthy targets,
-and (with push) failed deliveries and a stuck stream."""
+"""Alarms on the signals that mean callers are failing or about to: errors and latency at the
+door, throttles, tasks waiting on the queue or running into the worker's timeout, a failing
+sweeper, unhealthy or saturated gRPC tasks, and (with push) failed deliveries and a stuck
+stream."""
 
 from __future__ import annotations
 
 from aws_cdk import Duration
+from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as cw_actions
 from aws_cdk import aws_dynamodb as dynamodb
-from aws_cdk import aws_elasticloadbalancingv2 as elbv2
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sns_subscriptions as subscriptions
-from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from a2akit.push.metric import DIMENSION, FAILED_METRIC, METRIC_NAMESPACE
 
+from .grpc_service import GrpcService
 from .push import ITERATOR_AGE_ALARM_SECONDS, PushDispatcher
+from .worker import QueueWorker
 
-__all__ = ["Alarms"]
+__all__ = ["ECS_UTILIZATION_ALARM_PERCENT", "QUEUE_AGE_ALARM_SECONDS",
+           "WORKER_DURATION_ALARM_FRACTION", "Alarms"]
 
 _PERIOD = Duration.minutes(5)
+# A task that waited this long for a worker: the workers' concurrency (a2a:workerMaxConcurrency)
+# is too low for the load, or the worker keeps failing.
+QUEUE_AGE_ALARM_SECONDS = 300
+# A worker invocation that ran this share of its timeout: agents near the point where the
+# invocation is cut off (the task then ends FAILED on a later receive).
+WORKER_DURATION_ALARM_FRACTION = 0.9
+# Fargate tasks this busy for 15 minutes: autoscaling is at its maximum or too slow.
+ECS_UTILIZATION_ALARM_PERCENT = 80
+_ECS_PERIODS = 3
 
 
 class Alarms(Construct):
@@ -32,11 +45,13 @@ class Alarms(Construct):
         construct_id: str,
         *,
         function: lambda_.IFunction,
+        rest_api: apigw.RestApiBase,
+        latency_threshold_seconds: float,
+        sweeper: lambda_.IFunction,
         table: dynamodb.Table,
-        target_group: elbv2.ApplicationTargetGroup | None,
         email: str | None,
-        worker: lambda_.IFunction | None = None,
-        dead_letter_queue: sqs.IQueue | None = None,
+        worker: QueueWorker | None = None,
+        grpc: GrpcService | None = None,
         push: PushDispatcher | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
@@ -64,25 +79,68 @@ class Alarms(Construct):
             ),
             "DynamoDB requests throttled",
         )
+        # The door itself: the kit answers every request with the spec's errors, so a 5xx is
+        # the function failing, timing out or throttled behind API Gateway.
+        self._add("Door5xx", rest_api.metric_server_error(period=_PERIOD, statistic="Sum"),
+                  "The public door answered 5xx")
+        # Streams and blocking calls last up to their budget by design: most requests
+        # running that long means the agent or the store is slow.
+        self._add(
+            "DoorLatency",
+            rest_api.metric_latency(period=_PERIOD, statistic="p90"),
+            f"p90 latency at the door reached the stream budget ({latency_threshold_seconds:g} s)",
+            threshold=latency_threshold_seconds * 1000,
+        )
+        self._add("SweeperErrors", sweeper.metric_errors(period=_PERIOD),
+                  "Lease sweeper errors (expired tasks are not being ended)")
         if worker is not None:
-            self._add("WorkerErrors", worker.metric_errors(period=_PERIOD), "Queue worker errors")
-        if dead_letter_queue is not None:
-            # Each message here is a task the workers gave up on (it ended FAILED).
-            self._add(
-                "DeadLetters",
-                dead_letter_queue.metric_approximate_number_of_messages_visible(
-                    period=_PERIOD, statistic="Maximum"
-                ),
-                "Queue messages in the dead-letter queue",
-            )
+            self._add_worker(worker)
         if push is not None:
             self._add_push(push)
-        if target_group is not None:
-            self._add(
-                "UnhealthyTargets",
-                target_group.metrics.unhealthy_host_count(period=_PERIOD, statistic="Maximum"),
-                "gRPC targets failing their health check",
-            )
+        if grpc is not None:
+            self._add_grpc(grpc)
+
+    def _add_worker(self, worker: QueueWorker) -> None:
+        function = worker.function
+        self._add("WorkerErrors", function.metric_errors(period=_PERIOD), "Queue worker errors")
+        self._add("WorkerThrottles", function.metric_throttles(period=_PERIOD),
+                  "Queue worker throttled (the account's concurrency is exhausted)")
+        timeout_ms = worker.timing.worker_timeout_seconds * 1000
+        self._add(
+            "WorkerDuration",
+            function.metric_duration(period=_PERIOD, statistic="Maximum"),
+            f"A worker invocation ran {WORKER_DURATION_ALARM_FRACTION:.0%} of its timeout",
+            threshold=WORKER_DURATION_ALARM_FRACTION * timeout_ms,
+        )
+        self._add(
+            "QueueAge",
+            worker.queue.metric_approximate_age_of_oldest_message(period=_PERIOD,
+                                                                  statistic="Maximum"),
+            f"A queued task waited {QUEUE_AGE_ALARM_SECONDS} s for a worker",
+            threshold=QUEUE_AGE_ALARM_SECONDS,
+        )
+        # Each message here is a task the workers gave up on (it ended FAILED).
+        self._add(
+            "DeadLetters",
+            worker.dead_letter_queue.metric_approximate_number_of_messages_visible(
+                period=_PERIOD, statistic="Maximum"
+            ),
+            "Queue messages in the dead-letter queue",
+        )
+
+    def _add_grpc(self, grpc: GrpcService) -> None:
+        self._add(
+            "UnhealthyTargets",
+            grpc.target_group.metrics.unhealthy_host_count(period=_PERIOD, statistic="Maximum"),
+            "gRPC targets failing their health check",
+        )
+        service = grpc.service
+        for name, metric in (("Cpu", service.metric_cpu_utilization(period=_PERIOD)),
+                             ("Memory", service.metric_memory_utilization(period=_PERIOD))):
+            self._add(f"Grpc{name}", metric,
+                      f"gRPC tasks' {name.lower()} above {ECS_UTILIZATION_ALARM_PERCENT} % for "
+                      f"{_ECS_PERIODS * 5} minutes",
+                      threshold=ECS_UTILIZATION_ALARM_PERCENT, periods=_ECS_PERIODS)
 
     def _add_push(self, push: PushDispatcher) -> None:
         self._add("PushDispatcherErrors", push.function.metric_errors(period=_PERIOD),
@@ -123,13 +181,13 @@ class Alarms(Construct):
         )
 
     def _add(self, construct_id: str, metric: cloudwatch.IMetric, description: str, *,
-             threshold: float = 1) -> None:
+             threshold: float = 1, periods: int = 1) -> None:
         alarm = cloudwatch.Alarm(
             self,
             construct_id,
             metric=metric,
             threshold=threshold,
-            evaluation_periods=1,
+            evaluation_periods=periods,
             comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
             treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
             alarm_description=description,

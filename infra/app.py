@@ -6,6 +6,7 @@ Settings come from context (`cdk.json`, `-c a2a:key=value`); see infra/config.py
 from __future__ import annotations
 
 import os
+import sys
 
 try:
     from aws_cdk import App, Environment, Validations
@@ -17,7 +18,7 @@ except ModuleNotFoundError as exc:  # `cdk` ran a Python without the infra extra
         "the Python that `cdk` runs", name=exc.name) from exc
 
 from .bundle import DEFAULT_DIR, build_bundle
-from .config import AUTH, ConfigError, DeployConfig
+from .config import AUTH, CONTEXT, ConfigError, DeployConfig
 from .stack import A2AStack
 
 __all__ = ["build_app"]
@@ -27,6 +28,11 @@ def build_app(app: App | None = None, *, lambda_bundle: str | None = None) -> Ap
     """Compose the app; `lambda_bundle` (or context) skips building the Lambda folder."""
     app = app or App()
     config = DeployConfig.from_context(app.node.try_get_context)
+    if not config.alarm_email:
+        # DeployConfig refused this already with a2a:requireAlarmSubscriber=true.
+        print(f"a2akit: warning: {CONTEXT.ALARM_EMAIL} is unset: the alarms notify an SNS "
+              f"topic nobody subscribes to (set it, or {CONTEXT.REQUIRE_ALARM_SUBSCRIBER}=true "
+              "to make this an error)", file=sys.stderr)
     bundle = lambda_bundle or config.lambda_bundle
     if bundle is None:
         build_bundle(DEFAULT_DIR, jwt=config.auth == AUTH.JWT, push=config.push)
@@ -44,8 +50,6 @@ def build_app(app: App | None = None, *, lambda_bundle: str | None = None) -> Ap
 def main() -> int:
     """`cdk synth`'s app: a context value the stack cannot use stops it with one line that
     names the key, before anything is built."""
-    import sys
-
     try:
         app = build_app()
     except ConfigError as exc:

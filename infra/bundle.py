@@ -1,12 +1,18 @@
-"""Build the JSON-RPC Lambda's code folder with pip for the Lambda platform (no Docker).
+"""Build the Lambda code folder with pip for the Lambda platform (no Docker), from the lock.
 
     python -m infra.bundle [DIR]      # default: build/lambda
+
+The dependencies are exactly the lock's (`requirements.lock`, infra/lock.py): pinned
+versions, every file checked against its SHA-256, nothing resolved at build time. A build
+leaves a stamp next to the folder (`DIR.stamp`): the hash of the lock, the kit's code, this
+recipe and the options. While it matches, the folder is reused as it is, so synth runs pip
+only when the lock or the code changed, and works offline once the folder exists.
 
 The folder ships bytecode when a Python of the runtime's version (3.13) is at hand: Lambda's
 code folder is read-only, so without it every cold start (and every SnapStart snapshot)
 compiles the kit and its dependencies again. The bytecode is checked by hash, not by the
 sources' times, which a zip does not keep reliably; without such a Python the folder ships
-sources only, as before.
+sources only.
 
 Raises `BundleError` when pip fails.
 """
@@ -14,36 +20,28 @@ Raises `BundleError` when pip fails.
 from __future__ import annotations
 
 import argparse
+import glob
+import hashlib
+import os
+import platform
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
-_RUNTIME_VERSION = (3, 13)  # infra/jsonrpc_api.py: RUNTIME
-__all__ = ["DEFAULT_DIR", "JWT_REQUIREMENTS", "PACKAGES", "PUSH_REQUIREMENTS", "REQUIREMENTS",
-           "RUN_SCRIPT", "BundleError", "build_bundle", "compile_bytecode", "runtime_python",
+from .lock import LOCK, PLATFORMS, PYTHON_VERSION, read_lock, requirements_text
+
+_RUNTIME_VERSION = (3, 13)  # infra/jsonrpc_api.py: RUNTIME; the lock's PYTHON_VERSION
+__all__ = ["DEFAULT_DIR", "PACKAGES", "RUN_SCRIPT", "BundleError", "build_bundle",
+           "bundle_groups", "compile_bytecode", "native_platform", "runtime_python",
            "write_run_script"]
 
 _ROOT = Path(__file__).resolve().parent.parent
+_TASK_ROOT = "/var/task"  # where Lambda unpacks the folder
 DEFAULT_DIR = _ROOT / "build" / "lambda"  # build/ is git-ignored
 
-# The kit's runtime dependencies minus boto3 (in the Lambda runtime) and grpcio (the
-# JSON-RPC path never loads it). Keep in step with pyproject's [project] dependencies.
-REQUIREMENTS = (
-    "starlette>=0.47",
-    "mangum>=0.22",
-    "protobuf>=7.35.1,<8",
-    "googleapis-common-protos>=1.70",
-    "uvicorn==0.55.0",
-)
-# The `jwt` extra, for deployments whose callers present JWTs (a2a:auth=jwt, the default):
-# about 15 MB unzipped, loaded only when A2A_JWT_ISSUER is set. Keep in step with pyproject.
-JWT_REQUIREMENTS = ("PyJWT[crypto]>=2.10,<3",)
-# The `push` extra, for deployments with push notifications (a2a:push=true): the HTTP client
-# of the stream dispatcher (handlers.push), which alone imports it; about 1 MB unzipped.
-# Keep in step with pyproject.
-PUSH_REQUIREMENTS = ("httpx>=0.27,<1",)
-# The kit's own packages the handler imports.
+# The kit's own packages the handlers import.
 PACKAGES = ("a2akit", "handlers")
 # The streaming door's handler: the Lambda Web Adapter (AWS_LAMBDA_EXEC_WRAPPER=/opt/bootstrap)
 # runs it to start the HTTP server it forwards invocations to (infra/jsonrpc_api.py).
@@ -53,44 +51,74 @@ _RUN_SCRIPT_TEXT = """#!/bin/sh
 PYTHONPATH="$LAMBDA_TASK_ROOT${PYTHONPATH:+:$PYTHONPATH}" exec python -m handlers.stream
 """
 
-# Must match infra/jsonrpc_api.py: RUNTIME (Python 3.13) and Architecture.ARM_64.
-_PIP_PLATFORM = (
-    "--platform",
-    "manylinux2014_aarch64",
-    "--implementation",
-    "cp",
-    "--python-version",
-    "3.13",
-    "--only-binary=:all:",
-)
-
 
 class BundleError(RuntimeError):
     """pip could not install the Lambda dependencies; the message carries its output."""
 
 
-def build_bundle(target: Path = DEFAULT_DIR, *, jwt: bool = True, push: bool = False) -> int:
-    """Rebuild `target` from scratch (with the JWT libraries unless `jwt` is false, with the
-    push dispatcher's HTTP client if `push` is true) and return its size in bytes."""
+def bundle_groups(*, jwt: bool, push: bool) -> tuple[str, ...]:
+    """The lock's groups a bundle installs: the runtime dependencies minus boto3 (in the
+    Lambda runtime) and grpcio; PyJWT and cryptography for a2a:auth=jwt (about 15 MB,
+    imported only with that scheme); httpx for the push dispatcher (a2a:push=true)."""
+    return ("lambda", *(("jwt",) if jwt else ()), *(("push",) if push else ()))
+
+
+def native_platform() -> str:
+    """The lock's platform for this machine (the deploy rehearsal builds for it)."""
+    wanted = f"manylinux2014_{platform.machine()}"
+    if wanted not in PLATFORMS:
+        raise BundleError(f"the lock has no files for {wanted}; it has {', '.join(PLATFORMS)}")
+    return wanted
+
+
+def _stamp(groups: tuple[str, ...], pip_platform: str, lock: Path) -> str:
+    """What the folder is made from: the lock, the options, this recipe, the kit's code."""
+    digest = hashlib.sha256()
+    for part in (lock.read_bytes(), " ".join(groups).encode(), pip_platform.encode(),
+                 Path(__file__).read_bytes(), _RUN_SCRIPT_TEXT.encode()):
+        digest.update(hashlib.sha256(part).digest())
+    for package in PACKAGES:
+        for path in sorted((_ROOT / package).rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
+                digest.update(str(path.relative_to(_ROOT)).encode() + b"\0")
+                digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def _size(folder: Path) -> int:
+    return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
+
+
+def build_bundle(target: Path = DEFAULT_DIR, *, jwt: bool = True, push: bool = False,
+                 native: bool = False, lock: Path = LOCK) -> int:
+    """Build `target` from the lock (with the JWT libraries unless `jwt` is false, with the
+    push dispatcher's HTTP client if `push` is true), or reuse it if its stamp matches;
+    return its size in bytes.
+
+    `native` builds the same folder for this machine's architecture (still CPython 3.13,
+    the lock's): the deploy rehearsal (tests/rehearsal) runs it here."""
+    groups = bundle_groups(jwt=jwt, push=push)
+    pip_platform = native_platform() if native else PLATFORMS[0]
+    stamp = _stamp(groups, pip_platform, lock)
+    stamp_file = target.with_name(f"{target.name}.stamp")
+    if target.is_dir() and stamp_file.is_file() and stamp_file.read_text() == stamp:
+        return _size(target)
+    stamp_file.unlink(missing_ok=True)
     if target.exists():
         shutil.rmtree(target)
     target.mkdir(parents=True)
-    command = [
-        sys.executable,
-        "-m",
-        "pip",
-        "install",
-        "--quiet",
-        "--disable-pip-version-check",
-        *_PIP_PLATFORM,
-        "--no-compile",
-        "--target",
-        str(target),
-        *REQUIREMENTS,
-        *(JWT_REQUIREMENTS if jwt else ()),
-        *(PUSH_REQUIREMENTS if push else ()),
-    ]
-    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    _, entries = read_lock(lock)
+    with tempfile.TemporaryDirectory() as scratch:
+        requirements = Path(scratch) / "requirements.txt"
+        requirements.write_text(requirements_text(entries, groups))
+        command = [
+            sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+            "--require-hashes", "--no-deps", "--only-binary=:all:",
+            "--platform", pip_platform, "--implementation", "cp",
+            "--python-version", PYTHON_VERSION, "--no-compile", "--target", str(target),
+            "--requirement", str(requirements),
+        ]
+        result = subprocess.run(command, capture_output=True, text=True, check=False)
     if result.returncode != 0:
         raise BundleError(f"pip failed ({result.returncode}):\n{result.stderr}")
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
@@ -104,7 +132,8 @@ def build_bundle(target: Path = DEFAULT_DIR, *, jwt: bool = True, push: bool = F
     python = runtime_python()
     if python is not None:
         compile_bytecode(target, python)
-    return sum(path.stat().st_size for path in target.rglob("*") if path.is_file())
+    stamp_file.write_text(stamp)
+    return _size(target)
 
 
 def write_run_script(path: Path) -> None:
@@ -114,25 +143,38 @@ def write_run_script(path: Path) -> None:
 
 
 def runtime_python() -> str | None:
-    """A Python of the Lambda runtime's version: this one, or `python3.13` on the PATH."""
+    """A Python of the Lambda runtime's version: this one, `python3.13` on the PATH, or one
+    that pyenv installed."""
     if sys.version_info[:2] == _RUNTIME_VERSION:
         return sys.executable
-    candidate = shutil.which("python{}.{}".format(*_RUNTIME_VERSION))
-    if candidate is None:
-        return None
-    # A version manager's shim can be on the PATH without that version being selectable
-    # (pyenv: "command not found"): use only an interpreter that runs.
-    probe = subprocess.run([candidate, "-c", "pass"], capture_output=True, check=False)
-    return candidate if probe.returncode == 0 else None
+    name = "python{}.{}".format(*_RUNTIME_VERSION)
+    root = os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))
+    candidates = [shutil.which(name),
+                  *sorted(glob.glob(os.path.join(root, "versions", "{}.{}.*".format(
+                      *_RUNTIME_VERSION), "bin", name)), reverse=True)]
+    for candidate in candidates:
+        if candidate is None:
+            continue
+        # A version manager's shim can be on the PATH without that version being selectable
+        # (pyenv: "command not found"): use only an interpreter that runs.
+        probe = subprocess.run([candidate, "-c", "pass"], capture_output=True, check=False)
+        if probe.returncode == 0:
+            return candidate
+    return None
 
 
 def compile_bytecode(target: Path, python: str) -> None:
     """Compile every module under `target` with `python`, checked by hash at import.
 
+    The same sources give the same bytes wherever the folder is built: file names as Lambda
+    sees them (/var/task/...), not the build folder's, and a fixed hash seed (the order of
+    set constants).
+
     Raises `BundleError` when compileall fails."""
-    command = [python, "-m", "compileall", "-q", "-j", "0",
+    command = [python, "-m", "compileall", "-q", "-j", "0", "-d", _TASK_ROOT,
                "--invalidation-mode", "unchecked-hash", str(target)]
-    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    result = subprocess.run(command, capture_output=True, text=True, check=False,
+                            env={**os.environ, "PYTHONHASHSEED": "0"})
     if result.returncode != 0:
         raise BundleError(f"compileall failed ({result.returncode}):\n{result.stdout}"
                           f"{result.stderr}")
@@ -145,8 +187,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="leave out PyJWT and cryptography (a2a:auth is not jwt)")
     parser.add_argument("--with-push", action="store_true",
                         help="add httpx, the push dispatcher's HTTP client (a2a:push=true)")
+    parser.add_argument("--native", action="store_true",
+                        help="for this machine's architecture (the deploy rehearsal)")
     args = parser.parse_args(argv)
-    size = build_bundle(args.target, jwt=not args.without_jwt, push=args.with_push)
+    size = build_bundle(args.target, jwt=not args.without_jwt, push=args.with_push,
+                        native=args.native)
     print(f"{args.target}: {size / 1e6:.1f} MB")
     return 0
 

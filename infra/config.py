@@ -10,7 +10,9 @@ import ipaddress
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from a2akit.settings import DEFAULT_AGENT, EXECUTION_MODES, INLINE, QUEUE
+from a2akit.settings import DEFAULT_AGENT, EXECUTION_MODES, QUEUE
+
+from .queue_timing import MIN_MAX_RECEIVES, QueueTiming
 
 __all__ = ["AUTH", "CONTEXT", "ConfigError", "DeployConfig"]
 
@@ -59,11 +61,16 @@ class CONTEXT:
     FUNCTION_URL = "a2a:functionUrl"
     LWA_LAYER_ARN = "a2a:lwaLayerArn"
     MAX_ACTIVE_TASKS_PER_CALLER = "a2a:maxActiveTasksPerCaller"
-    DESIRED_COUNT = "a2a:desiredCount"
+    DESIRED_COUNT = "a2a:desiredCount"  # gone: GRPC_MIN_TASKS / GRPC_MAX_TASKS
+    GRPC_MIN_TASKS = "a2a:grpcMinTasks"
+    GRPC_MAX_TASKS = "a2a:grpcMaxTasks"
+    NAT_GATEWAYS = "a2a:natGateways"
     ALLOW_ANONYMOUS = "a2a:allowAnonymous"
     STREAM_BUDGET_SECONDS = "a2a:streamBudgetSeconds"
     RETAIN_TABLE = "a2a:retainTable"
+    DELETION_PROTECTION = "a2a:deletionProtection"
     ALARM_EMAIL = "a2a:alarmEmail"
+    REQUIRE_ALARM_SUBSCRIBER = "a2a:requireAlarmSubscriber"
     EXECUTION = "a2a:execution"
     GRPC_EXECUTION = "a2a:grpcExecution"
     WORKER_TIMEOUT_SECONDS = "a2a:workerTimeoutSeconds"
@@ -126,18 +133,28 @@ class DeployConfig:
     function_url: bool = False
     lwa_layer_arn: str | None = None  # None: the published layer of infra/jsonrpc_api.py
     max_active_tasks_per_caller: int | None = None  # None: no per-caller quota
-    desired_count: int = 1
+    # The gRPC service scales on CPU between these (two tasks: one per AZ survives either AZ).
+    grpc_min_tasks: int = 2
+    grpc_max_tasks: int = 6
+    # One NAT gateway per AZ (an AZ's outage leaves the other's egress); 1 saves one.
+    nat_gateways: int = 2
     allow_anonymous: bool = False
     stream_budget_seconds: float = 20.0
     retain_table: bool = True
+    # DynamoDB deletion protection on the table; off only for throwaway (test) stacks.
+    deletion_protection: bool = True
     alarm_email: str | None = None
+    # Without a subscriber the alarms notify nobody: synth warns, or with this fails.
+    require_alarm_subscriber: bool = False
     # Where agents run: the JSON-RPC front door queues them by default (a worker Lambda runs
     # them, up to its timeout); `inline` runs quick agents in the request.
     execution: str = QUEUE
-    grpc_execution: str = INLINE
+    # The container enqueues by default: agents run in the worker Lambda and outlive the
+    # container's deploys; `inline` runs them in the container (cut short by a deploy).
+    grpc_execution: str = QUEUE
     worker_timeout_seconds: int = _MAX_WORKER_TIMEOUT_SECONDS
     lease_seconds: float = 30.0
-    queue_max_receives: int = 3
+    queue_max_receives: int = MIN_MAX_RECEIVES  # AWS's advice: at least 5
     # Push notifications: the capability on every binding, and the stream dispatcher that
     # delivers them (infra/push.py). Off by default: it lets agents' callers make the stack
     # send HTTP requests to the internet.
@@ -155,9 +172,18 @@ class DeployConfig:
         """Whether a binding queues tasks, so the queue and the worker are deployed."""
         return self.execution == QUEUE or (self.grpc and self.grpc_execution == QUEUE)
 
+    @property
+    def queue_timing(self) -> QueueTiming:
+        return QueueTiming(self.worker_timeout_seconds, self.queue_max_receives)
+
     def __post_init__(self) -> None:
-        if self.desired_count < 0:
-            raise ConfigError(f"{CONTEXT.DESIRED_COUNT} must be >= 0, got {self.desired_count}")
+        if not 0 <= self.grpc_min_tasks <= self.grpc_max_tasks <= 100:
+            raise ConfigError(f"{CONTEXT.GRPC_MIN_TASKS} and {CONTEXT.GRPC_MAX_TASKS} must "
+                              f"satisfy 0 <= min <= max <= 100, got {self.grpc_min_tasks} and "
+                              f"{self.grpc_max_tasks}")
+        if self.nat_gateways not in (1, 2):
+            raise ConfigError(f"{CONTEXT.NAT_GATEWAYS} must be 1 or 2 (one per AZ), got "
+                              f"{self.nat_gateways}")
         if not 0 < self.stream_budget_seconds <= _MAX_STREAM_BUDGET_SECONDS:
             raise ConfigError(
                 f"{CONTEXT.STREAM_BUDGET_SECONDS} must be in (0, {_MAX_STREAM_BUDGET_SECONDS:g}]"
@@ -178,9 +204,13 @@ class DeployConfig:
         if not 3 <= self.lease_seconds <= 300:
             raise ConfigError(f"{CONTEXT.LEASE_SECONDS} must be in [3, 300], got "
                               f"{self.lease_seconds}")
-        if not 1 <= self.queue_max_receives <= 1000:
-            raise ConfigError(f"{CONTEXT.QUEUE_MAX_RECEIVES} must be in [1, 1000], got "
+        if not MIN_MAX_RECEIVES <= self.queue_max_receives <= 1000:
+            raise ConfigError(f"{CONTEXT.QUEUE_MAX_RECEIVES} must be in [{MIN_MAX_RECEIVES}, "
+                              f"1000] (a throttled receive counts too), got "
                               f"{self.queue_max_receives}")
+        if self.require_alarm_subscriber and not self.alarm_email:
+            raise ConfigError(f"{CONTEXT.ALARM_EMAIL} is unset, so the alarms notify nobody: "
+                              f"set it, or {CONTEXT.REQUIRE_ALARM_SUBSCRIBER}=false")
         if ":" not in self.agent:
             raise ConfigError(f"{CONTEXT.AGENT} must be module:attribute, got {self.agent!r}")
         self._check_auth()
@@ -200,7 +230,7 @@ class DeployConfig:
             raise ConfigError(f"{CONTEXT.HOSTED_ZONE_ID} and {CONTEXT.HOSTED_ZONE_NAME} go "
                               "together")
         if not self.grpc:
-            return  # the gRPC side's settings wait, like a2a:desiredCount, until it is on
+            return  # the gRPC side's settings wait, like its task counts, until it is on
         # An ALB forwards gRPC only from an HTTPS listener, and a client that follows the
         # card checks the certificate against the advertised name: both are required.
         for key, value in ((CONTEXT.GRPC_CERTIFICATE_ARN, self.grpc_certificate_arn),
@@ -268,6 +298,10 @@ class DeployConfig:
             raise ConfigError(f"{CONTEXT.HTTP_API_JWT_AUTHORIZER} is gone with the HTTP API: the "
                               "public door is a streaming REST API (docs/public-door.md)")
 
+        if get(CONTEXT.DESIRED_COUNT) not in (None, ""):
+            raise ConfigError(f"{CONTEXT.DESIRED_COUNT} is gone: the gRPC service scales between "
+                              f"{CONTEXT.GRPC_MIN_TASKS} and {CONTEXT.GRPC_MAX_TASKS}")
+
         # Reading the default from the field keeps one source for it.
         def default(name: str) -> Any:
             return defaults[name].default
@@ -304,13 +338,19 @@ class DeployConfig:
             max_active_tasks_per_caller=(
                 None if get(CONTEXT.MAX_ACTIVE_TASKS_PER_CALLER) in (None, "")
                 else _int(get, CONTEXT.MAX_ACTIVE_TASKS_PER_CALLER, 0)),
-            desired_count=_int(get, CONTEXT.DESIRED_COUNT, default("desired_count")),
+            grpc_min_tasks=_int(get, CONTEXT.GRPC_MIN_TASKS, default("grpc_min_tasks")),
+            grpc_max_tasks=_int(get, CONTEXT.GRPC_MAX_TASKS, default("grpc_max_tasks")),
+            nat_gateways=_int(get, CONTEXT.NAT_GATEWAYS, default("nat_gateways")),
             allow_anonymous=_bool(get, CONTEXT.ALLOW_ANONYMOUS, default("allow_anonymous")),
             stream_budget_seconds=_float(
                 get, CONTEXT.STREAM_BUDGET_SECONDS, default("stream_budget_seconds")
             ),
             retain_table=_bool(get, CONTEXT.RETAIN_TABLE, default("retain_table")),
+            deletion_protection=_bool(get, CONTEXT.DELETION_PROTECTION,
+                                      default("deletion_protection")),
             alarm_email=_str(get, CONTEXT.ALARM_EMAIL),
+            require_alarm_subscriber=_bool(get, CONTEXT.REQUIRE_ALARM_SUBSCRIBER,
+                                           default("require_alarm_subscriber")),
             execution=_str(get, CONTEXT.EXECUTION) or default("execution"),
             grpc_execution=_str(get, CONTEXT.GRPC_EXECUTION) or default("grpc_execution"),
             worker_timeout_seconds=_int(

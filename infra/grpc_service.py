@@ -15,19 +15,21 @@ from aws_cdk import aws_route53 as route53
 from aws_cdk import aws_route53_targets as targets
 from constructs import Construct
 
-__all__ = ["GRPC_HEALTH_CHECK_PATH", "HTTPS_PORT", "VPC_CIDR", "GrpcService"]
+__all__ = ["CPU_TARGET_PERCENT", "GRPC_HEALTH_CHECK_PATH", "HTTPS_PORT", "VPC_CIDR",
+           "GrpcService"]
 
 HTTPS_PORT = 443
 # A literal, not a token, so security group rules (and their checks) see the real range.
 VPC_CIDR = "10.0.0.0/16"
 # The standard health service (grpc_service serves it); "0" is status OK.
 GRPC_HEALTH_CHECK_PATH = "/grpc.health.v1.Health/Check"
+# Autoscaling's target: below the alarm (infra/alarms.py, 80 %), so scaling acts first.
+CPU_TARGET_PERCENT = 60
 
-# The image installs the project itself, so its build context is the repository root;
-# only what the image needs is staged (and never cdk.out, which would recurse).
+# The image installs the lock and copies the kit's packages, so its build context is the
+# repository root; only what the image needs is staged (and never cdk.out, which would recurse).
 _IMAGE_CONTEXT_INCLUDE = (
-    "pyproject.toml",
-    "README.md",
+    "requirements.lock",
     "a2akit",
     "handlers",
     "grpc_service",
@@ -53,7 +55,9 @@ class GrpcService(Construct):
         environment: Mapping[str, str],
         certificate_arn: str,
         domain_name: str,
-        desired_count: int,
+        min_tasks: int,
+        max_tasks: int,
+        nat_gateways: int,
         port: int,
         allowed_cidrs: Sequence[str] = (VPC_CIDR,),
         zone: route53.IHostedZone | None = None,
@@ -61,14 +65,20 @@ class GrpcService(Construct):
         memory_mb: int = 512,
     ) -> None:
         super().__init__(scope, construct_id)
-        # One NAT gateway: tasks pull their image and reach DynamoDB through it. Two AZs are
-        # the ALB's minimum.
+        # Two AZs (the ALB's minimum), a NAT gateway in each by default: the tasks need the
+        # internet for the JWT issuer's keys (Cognito's JWKS is on its public endpoint, another
+        # issuer anywhere), besides ECR, CloudWatch Logs, SQS and Secrets Manager, which
+        # interface endpoints could serve at about 15 USD a month each for two AZs: more
+        # than the second NAT gateway, and the first would still be needed.
         self.vpc = ec2.Vpc(
-            self, "Vpc", ip_addresses=ec2.IpAddresses.cidr(VPC_CIDR), max_azs=2, nat_gateways=1
+            self, "Vpc", ip_addresses=ec2.IpAddresses.cidr(VPC_CIDR), max_azs=2,
+            nat_gateways=nat_gateways,
         )
         self.vpc.add_flow_log("FlowLog")
-        # DynamoDB traffic stays off the NAT gateway (and its per-GB charge).
+        # DynamoDB traffic and the image's layers (ECR keeps them in S3) stay off the NAT
+        # gateways and their per-GB charge: gateway endpoints are free.
         self.vpc.add_gateway_endpoint("DynamoDb", service=ec2.GatewayVpcEndpointAwsService.DYNAMODB)
+        self.vpc.add_gateway_endpoint("S3", service=ec2.GatewayVpcEndpointAwsService.S3)
         self.cluster = ecs.Cluster(
             self,
             "Cluster",
@@ -111,12 +121,20 @@ class GrpcService(Construct):
             "Service",
             cluster=self.cluster,
             task_definition=task,
-            desired_count=desired_count,
+            # No desired count: a deploy keeps the count autoscaling chose instead of resetting
+            # it (ECS creates the service with one task; autoscaling raises it to the minimum).
             assign_public_ip=False,
             vpc_subnets=ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS),
             circuit_breaker=ecs.DeploymentCircuitBreaker(enable=True, rollback=True),
             min_healthy_percent=100,
         )
+        # Fargate spreads a service's tasks over the subnets' AZs; the minimum keeps one in
+        # each. Target tracking on CPU adds tasks under load and removes them after it.
+        self.scaling = self.service.auto_scale_task_count(min_capacity=min_tasks,
+                                                          max_capacity=max_tasks)
+        self.scaling.scale_on_cpu_utilization(
+            "Cpu", target_utilization_percent=CPU_TARGET_PERCENT,
+            scale_out_cooldown=Duration.seconds(60), scale_in_cooldown=Duration.seconds(300))
         self.load_balancer = elbv2.ApplicationLoadBalancer(
             self,
             "LoadBalancer",

@@ -29,6 +29,7 @@ from aws_cdk import aws_route53_targets as targets
 from constructs import Construct
 
 from .bundle import RUN_SCRIPT
+from .roles import function_role
 
 __all__ = ["ADAPTER_ENVIRONMENT", "ALIAS", "HANDLER", "LWA_LAYER_ARN", "RUNTIME", "STAGE",
            "DomainConfig", "JsonRpcApi"]
@@ -115,6 +116,7 @@ class JsonRpcApi(Construct):
         self.function = lambda_.Function(
             self,
             "Function",
+            role=function_role(self, "Role", self.log_group),
             runtime=RUNTIME,
             architecture=lambda_.Architecture.ARM_64,
             handler=RUN_SCRIPT,

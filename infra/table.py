@@ -18,22 +18,56 @@ from a2akit.store.table import (
     TTL_ATTRIBUTE,
 )
 
-__all__ = ["DATA_ACTIONS", "INDEX_ACTIONS", "TaskTable"]
+__all__ = ["INDEX_ACTIONS", "RUN_ACTIONS", "SERVE_ACTIONS", "SWEEP_ACTIONS", "TaskTable",
+           "table_actions"]
 
-# What the store does with items. No Scan and no table management: the kit never creates
-# or describes tables against AWS. Transactions are authorised by these per-item actions.
-DATA_ACTIONS = (
+# What the store's code asks of the table (a2akit/store/dynamodb.py), by what a process does;
+# a role gets the union for what its process does, on the table ARN. No Scan, no
+# ConditionCheckItem and no table management: the kit never creates or describes tables
+# against AWS. Transactions (TransactWriteItems) are authorised by their items' actions, and
+# the store's transactions only Put. tests/rehearsal records the calls each entry point makes
+# and compares them with the roles.
+#
+# Answering callers: read tasks, events and configs (GetItem, Query), write a task with its
+# events and claims (PutItem, in transactions), give an ended task's older items its expiry
+# (BatchWriteItem), read a page of listed tasks by key (BatchGetItem), delete a push config.
+SERVE_ACTIONS = (
     "dynamodb:BatchGetItem",
     "dynamodb:BatchWriteItem",
-    "dynamodb:ConditionCheckItem",
     "dynamodb:DeleteItem",
+    "dynamodb:GetItem",
+    "dynamodb:PutItem",
+    "dynamodb:Query",
+)
+# Running agents: the same reads and writes, and renewing or handing over a lease
+# (UpdateItem); no listing, no push configs.
+RUN_ACTIONS = (
+    "dynamodb:BatchWriteItem",
     "dynamodb:GetItem",
     "dynamodb:PutItem",
     "dynamodb:Query",
     "dynamodb:UpdateItem",
 )
-# The list indexes are only ever queried.
+# Sweeping: find expired leases (Query, on the lease index) and end their tasks FAILED.
+SWEEP_ACTIONS = (
+    "dynamodb:BatchWriteItem",
+    "dynamodb:GetItem",
+    "dynamodb:PutItem",
+    "dynamodb:Query",
+)
+# The indexes are only ever queried.
 INDEX_ACTIONS = ("dynamodb:Query",)
+
+
+def table_actions(*, serves: bool = False, runs: bool = False,
+                  sweeps: bool = False) -> tuple[str, ...]:
+    """The table actions of a process that answers callers, runs agents and/or sweeps."""
+    chosen: set[str] = set()
+    for wanted, actions in ((serves, SERVE_ACTIONS), (runs, RUN_ACTIONS),
+                            (sweeps, SWEEP_ACTIONS)):
+        if wanted:
+            chosen.update(actions)
+    return tuple(sorted(chosen))
 
 
 def _key(name: str) -> dynamodb.Attribute:
@@ -44,7 +78,8 @@ class TaskTable(Construct):
     """On-demand table with PITR, TTL, a stream (for push dispatch), the list indexes and the
     sparse lease index the sweeper queries."""
 
-    def __init__(self, scope: Construct, construct_id: str, *, retain: bool = True) -> None:
+    def __init__(self, scope: Construct, construct_id: str, *, retain: bool = True,
+                 deletion_protection: bool = True) -> None:
         super().__init__(scope, construct_id)
         self.table = dynamodb.Table(
             self,
@@ -60,6 +95,9 @@ class TaskTable(Construct):
             # Task history is the product's data: keep it when the stack goes away,
             # unless a throwaway environment says otherwise.
             removal_policy=RemovalPolicy.RETAIN if retain else RemovalPolicy.DESTROY,
+            # RETAIN covers only the stack's deletion; this refuses DeleteTable from anyone
+            # (console, CLI, a replacement) until someone turns it off.
+            deletion_protection=deletion_protection,
         )
         for index, partition in LIST_INDEXES:
             self.table.add_global_secondary_index(

@@ -14,14 +14,12 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from .jsonrpc_api import RUNTIME
+from .queue_timing import QueueTiming
+from .roles import function_role
 
-__all__ = ["VISIBILITY_MARGIN_SECONDS", "WORKER_HANDLER", "QueueWorker", "bundle_function"]
+__all__ = ["WORKER_HANDLER", "QueueWorker", "bundle_function"]
 
 WORKER_HANDLER = "handlers.worker.handler"
-# A message stays invisible a little longer than the worker may run: SQS never hands it to
-# a second worker while the first one can still be working on it.
-VISIBILITY_MARGIN_SECONDS = 30
-
 
 class QueueWorker(Construct):
     """Exposes `queue`, `dead_letter_queue` and `function` (the worker), so the stack can
@@ -34,13 +32,12 @@ class QueueWorker(Construct):
         *,
         code_dir: str,
         environment: Mapping[str, str],
-        timeout_seconds: int,
-        max_receives: int,
+        timing: QueueTiming,
         max_concurrency: int,
         memory_mb: int = 512,
     ) -> None:
         super().__init__(scope, construct_id)
-        self.visibility_timeout_seconds = timeout_seconds + VISIBILITY_MARGIN_SECONDS
+        self.timing = timing
         self.dead_letter_queue = sqs.Queue(
             self,
             "DeadLetters",
@@ -53,9 +50,9 @@ class QueueWorker(Construct):
             "Queue",
             encryption=sqs.QueueEncryption.SQS_MANAGED,
             enforce_ssl=True,
-            visibility_timeout=Duration.seconds(self.visibility_timeout_seconds),
+            visibility_timeout=Duration.seconds(timing.visibility_timeout_seconds),
             dead_letter_queue=sqs.DeadLetterQueue(
-                max_receive_count=max_receives, queue=self.dead_letter_queue
+                max_receive_count=timing.max_receives, queue=self.dead_letter_queue
             ),
         )
         self.function = bundle_function(
@@ -63,7 +60,7 @@ class QueueWorker(Construct):
             "Function",
             handler=WORKER_HANDLER,
             code_dir=code_dir,
-            timeout=Duration.seconds(timeout_seconds),
+            timeout=Duration.seconds(timing.worker_timeout_seconds),
             environment=environment,
             memory_mb=memory_mb,
         )
@@ -88,7 +85,7 @@ def bundle_function(
     memory_mb: int,
 ) -> lambda_.Function:
     """A function from the Lambda bundle, as the JSON-RPC one is made: arm64, the bundle's
-    Python, its own log group, traced."""
+    Python, its own log group (and a role that may write only there), traced."""
     log_group = logs.LogGroup(
         scope,
         f"{construct_id}Logs",
@@ -98,6 +95,7 @@ def bundle_function(
     return lambda_.Function(
         scope,
         construct_id,
+        role=function_role(scope, f"{construct_id}Role", log_group),
         runtime=RUNTIME,
         architecture=lambda_.Architecture.ARM_64,
         handler=handler,

@@ -43,7 +43,7 @@ def empty_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-def _synth(
+def synth_stack(
     bundle: Path, outdir: Path, *, validate: bool = False, **context: Any
 ) -> tuple[App, Template, Path]:
     """Synthesize the app from cdk.json's context plus `context`; return app, template, file."""
@@ -64,7 +64,7 @@ def _synth(
 def synthesized(
     empty_bundle: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[Template, Path]]:
-    _, template, path = _synth(empty_bundle, tmp_path_factory.mktemp("cdk_out"))
+    _, template, path = synth_stack(empty_bundle, tmp_path_factory.mktemp("cdk_out"))
     yield template, path
 
 
@@ -81,7 +81,7 @@ PUSH_CONTEXT: dict[str, Any] = {"a2a:push": "true"}
 def synthesized_push(
     empty_bundle: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[Template, Path]]:
-    _, template, path = _synth(empty_bundle, tmp_path_factory.mktemp("cdk_out_push"),
+    _, template, path = synth_stack(empty_bundle, tmp_path_factory.mktemp("cdk_out_push"),
                                **PUSH_CONTEXT)
     yield template, path
 
@@ -95,7 +95,7 @@ def push_template(synthesized_push: tuple[Template, Path]) -> Template:
 @pytest.fixture(scope="session")
 def synth() -> Synth:
     """`synth(bundle, outdir, validate=False, **context)`: a fresh app and its template."""
-    return _synth
+    return synth_stack
 
 
 @pytest.fixture(scope="session")

@@ -4,7 +4,6 @@ synth here also runs cdk-nag, which fails on any unacknowledged finding."""
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -14,10 +13,8 @@ from cfnlint.api import ManualArgs, lint_file  # type: ignore[import-untyped]
 
 from a2akit.settings import ENV
 from infra.auth import RESOURCE_SERVER, SCOPE
-from infra.bundle import JWT_REQUIREMENTS
 from infra.config import ConfigError, DeployConfig
 from infra.jsonrpc_api import HANDLER
-from infra.stack import PROJECT_ROOT
 from tests.support.template import CONTAINER, Synth, environments, logical_id, statements
 
 pytestmark = pytest.mark.slow
@@ -159,8 +156,3 @@ def test_the_http_api_authorizer_is_gone_and_says_so() -> None:
 def test_auth_context_mistakes_name_their_key(context: dict[str, Any], key: str) -> None:
     with pytest.raises(ConfigError, match=key):
         DeployConfig.from_context({"a2a:grpc": False, **context}.get)
-
-
-def test_the_bundle_carries_the_jwt_extra() -> None:
-    pyproject = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text())
-    assert sorted(JWT_REQUIREMENTS) == sorted(pyproject["project"]["optional-dependencies"]["jwt"])

@@ -12,8 +12,9 @@ from aws_cdk.assertions import Match, Template
 from a2akit.settings import ENV
 from infra.config import ConfigError, DeployConfig
 from infra.jsonrpc_api import HANDLER
+from infra.queue_timing import MIN_MAX_RECEIVES, VISIBILITY_FACTOR, QueueTiming
 from infra.sweeper import SWEEPER_HANDLER
-from infra.worker import VISIBILITY_MARGIN_SECONDS, WORKER_HANDLER
+from infra.worker import WORKER_HANDLER
 from tests.support.template import (
     CONTAINER,
     Synth,
@@ -27,7 +28,7 @@ from tests.support.template import (
 
 pytestmark = pytest.mark.slow
 
-_SEND = {"sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"}
+_SEND = {"sqs:SendMessage"}  # the kit only sends (tests/rehearsal records it)
 _CONSUME = {"sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueUrl",
             "sqs:DeleteMessage", "sqs:GetQueueAttributes"}
 
@@ -44,11 +45,12 @@ def _queues(template: Template) -> tuple[str, dict[str, Any], str, dict[str, Any
 def test_the_queue_has_a_dead_letter_queue_encryption_and_tls(template: Template) -> None:
     _, worker = lambda_function(template, WORKER_HANDLER)
     task_id, task, dlq_id, dlq = _queues(template)
+    # AWS's guidance for SQS event sources: at least 5 receives, and a visibility timeout of
+    # at least six times the function's timeout.
     assert task["RedrivePolicy"] == {
-        "deadLetterTargetArn": {"Fn::GetAtt": [dlq_id, "Arn"]}, "maxReceiveCount": 3}
-    # Above the worker's timeout: no second delivery while a worker may still run it.
-    assert task["VisibilityTimeout"] == worker["Timeout"] + VISIBILITY_MARGIN_SECONDS
-    assert worker["Timeout"] == 900
+        "deadLetterTargetArn": {"Fn::GetAtt": [dlq_id, "Arn"]}, "maxReceiveCount": 5}
+    assert task["VisibilityTimeout"] >= 6 * worker["Timeout"]
+    assert task["VisibilityTimeout"] == 5400 and worker["Timeout"] == 900
     for queue in (task, dlq):
         assert queue["SqsManagedSseEnabled"] is True
     assert dlq["MessageRetentionPeriod"] == 14 * 86400
@@ -68,7 +70,7 @@ def test_the_worker_consumes_one_record_at_a_time_with_partial_failures(
         "FunctionResponseTypes": ["ReportBatchItemFailures"],
     })
     variables = worker["Environment"]["Variables"]
-    assert variables[ENV.QUEUE_MAX_RECEIVES] == "3"
+    assert variables[ENV.QUEUE_MAX_RECEIVES] == "5"
     assert variables[ENV.LEASE_SECONDS] == "30"
     assert {ENV.TABLE, ENV.AGENT} <= set(variables)
     assert ENV.EXECUTION not in variables  # the worker runs agents; it never enqueues
@@ -95,8 +97,8 @@ def test_queue_grants_are_least_privilege(template: Template) -> None:
     assert actions_of(template, role_of(front), "sqs:") == _SEND
     assert actions_of(template, role_of(worker), "sqs:") == _CONSUME
     assert actions_of(template, role_of(sweeper), "sqs:") == set()
-    # The gRPC container runs inline by default: no queue access.
-    assert actions_of(template, task_role(template), "sqs:") == set()
+    # The gRPC container enqueues by default (its agents outlive its deploys).
+    assert actions_of(template, task_role(template), "sqs:") == _SEND
 
 
 def test_the_dead_letter_queue_has_an_alarm(template: Template) -> None:
@@ -114,7 +116,8 @@ def test_the_dead_letter_queue_has_an_alarm(template: Template) -> None:
 def test_inline_context_deploys_no_queue_but_keeps_the_sweeper(
     synth: Synth, empty_bundle: Path, tmp_path: Path
 ) -> None:
-    _, template, _ = synth(empty_bundle, tmp_path, **{"a2a:execution": "inline"})
+    _, template, _ = synth(empty_bundle, tmp_path, **{"a2a:execution": "inline",
+                                                      "a2a:grpcExecution": "inline"})
     template.resource_count_is("AWS::SQS::Queue", 0)
     _, front = lambda_function(template, HANDLER)
     assert ENV.EXECUTION not in front["Environment"]["Variables"]
@@ -129,12 +132,12 @@ def test_the_container_may_enqueue(synth: Synth, empty_bundle: Path, tmp_path: P
                                                       "a2a:grpcExecution": "queue",
                                                       "a2a:workerTimeoutSeconds": "300"})
     task_id, task, _, _ = _queues(template)
-    assert task["VisibilityTimeout"] == 300 + VISIBILITY_MARGIN_SECONDS
+    assert task["VisibilityTimeout"] == 6 * 300
     environment = environments(template)[CONTAINER]
     assert environment[ENV.EXECUTION] == "queue"
     assert environment[ENV.QUEUE_URL] == {"Ref": task_id}
-    # Three receives of 330 s each, plus a minute: then a queued task counts as lost.
-    assert environment[ENV.QUEUE_GRACE_SECONDS] == str(3 * 330 + 60)
+    # Five receives of 1800 s each, plus a minute: then a queued task counts as lost.
+    assert environment[ENV.QUEUE_GRACE_SECONDS] == str(5 * 1800 + 60)
     assert actions_of(template, task_role(template), "sqs:") == _SEND
     _, front = lambda_function(template, HANDLER)
     assert actions_of(template, role_of(front), "sqs:") == set()
@@ -147,7 +150,28 @@ def test_the_container_may_enqueue(synth: Synth, empty_bundle: Path, tmp_path: P
     ("a2a:workerTimeoutSeconds", "long"),
     ("a2a:leaseSeconds", 1),
     ("a2a:queueMaxReceives", 0),
+    ("a2a:queueMaxReceives", 4),  # below AWS's advice for SQS event sources
 ])
 def test_bad_queue_context_values_name_their_key(key: str, value: Any) -> None:
     with pytest.raises(ConfigError, match=key):
         DeployConfig.from_context({"a2a:grpc": False, key: value}.get)
+
+
+def test_the_grace_and_the_queue_come_from_one_rule(template: Template) -> None:
+    # Every number the processes read agrees with the queue's own: the front door's grace
+    # covers every receive's visibility timeout, the worker's count is the redrive's.
+    _, task, _, _ = _queues(template)
+    _, worker = lambda_function(template, WORKER_HANDLER)
+    _, front = lambda_function(template, HANDLER)
+    receives = task["RedrivePolicy"]["maxReceiveCount"]
+    assert worker["Environment"]["Variables"][ENV.QUEUE_MAX_RECEIVES] == str(receives)
+    grace = int(front["Environment"]["Variables"][ENV.QUEUE_GRACE_SECONDS])
+    assert grace >= receives * task["VisibilityTimeout"]
+    assert grace == QueueTiming(worker["Timeout"], receives).grace_seconds
+
+
+def test_queue_timing_follows_aws_guidance() -> None:
+    timing = QueueTiming(120, MIN_MAX_RECEIVES)
+    assert timing.visibility_timeout_seconds == VISIBILITY_FACTOR * 120 == 720
+    assert timing.grace_seconds == 5 * 720 + 60
+    assert DeployConfig().queue_max_receives == MIN_MAX_RECEIVES == 5

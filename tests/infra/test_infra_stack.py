@@ -23,8 +23,19 @@ from a2akit.store.table import (
 from infra.config import ConfigError, DeployConfig
 from infra.grpc_service import GRPC_HEALTH_CHECK_PATH, HTTPS_PORT
 from infra.jsonrpc_api import ALIAS, HANDLER
-from infra.table import DATA_ACTIONS, INDEX_ACTIONS
-from tests.support.template import Synth, as_list, lambda_function, logical_id, only, statements
+from infra.sweeper import SWEEPER_HANDLER
+from infra.table import INDEX_ACTIONS, RUN_ACTIONS, SERVE_ACTIONS, SWEEP_ACTIONS
+from infra.worker import WORKER_HANDLER
+from tests.support.template import (
+    Synth,
+    as_list,
+    lambda_function,
+    logical_id,
+    only,
+    role_of,
+    statements,
+    task_role,
+)
 
 # The CDK synthesizes through its node process (jsii).
 pytestmark = pytest.mark.slow
@@ -183,7 +194,6 @@ def test_fargate_service_runs_arm64_non_public(
     template.has_resource_properties(
         "AWS::ECS::Service",
         {
-            "DesiredCount": cdk_context["a2a:desiredCount"],
             "NetworkConfiguration": {
                 "AwsvpcConfiguration": Match.object_like({"AssignPublicIp": "DISABLED"})
             },
@@ -216,9 +226,7 @@ def test_table_grants_name_the_table_and_its_indexesonly(template: Template) -> 
         assert statement["Effect"] == "Allow"
         actions = sorted(as_list(statement["Action"]))
         resources = as_list(statement["Resource"])
-        if resources == [table_arn]:
-            assert actions == sorted(DATA_ACTIONS)
-        else:
+        if resources != [table_arn]:
             assert actions == sorted(INDEX_ACTIONS)
             index_grants.append(resources)
         assert "dynamodb:Scan" not in actions
@@ -226,6 +234,52 @@ def test_table_grants_name_the_table_and_its_indexesonly(template: Template) -> 
     lists = [_index_arn(template, index) for index, _ in LIST_INDEXES]
     leases = [_index_arn(template, LEASE_INDEX)]
     assert sorted(index_grants, key=len) == [leases, lists, lists + leases]
+
+
+def _table_actions(template: Template, role: str) -> set[str]:
+    table_arn = {"Fn::GetAtt": [logical_id(template, "AWS::DynamoDB::Table"), "Arn"]}
+    return {action for statement in statements(template, role)
+            if as_list(statement["Resource"]) == [table_arn]
+            for action in as_list(statement["Action"])}
+
+
+def test_each_role_gets_the_table_actions_of_its_code(
+    template: Template, synth: Synth, empty_bundle: Path, tmp_path: Path
+) -> None:
+    def role(of: Template, handler: str) -> str:
+        return role_of(lambda_function(of, handler)[1])
+
+    # Queue mode at the door: it answers callers; the worker runs agents (it alone renews
+    # leases with UpdateItem); the sweeper only ends expired tasks.
+    assert _table_actions(template, role(template, HANDLER)) == set(SERVE_ACTIONS)
+    assert _table_actions(template, role(template, WORKER_HANDLER)) == set(RUN_ACTIONS)
+    assert _table_actions(template, role(template, SWEEPER_HANDLER)) == set(SWEEP_ACTIONS)
+    # The container answers, enqueues (by default) and sweeps in process.
+    assert _table_actions(template, task_role(template)) == {*SERVE_ACTIONS, *SWEEP_ACTIONS}
+    assert "dynamodb:UpdateItem" not in SERVE_ACTIONS + SWEEP_ACTIONS
+    assert "dynamodb:DeleteItem" not in RUN_ACTIONS + SWEEP_ACTIONS
+    # An inline door runs agents too, and so does an inline container.
+    _, inline, _ = synth(empty_bundle, tmp_path, **{"a2a:execution": "inline",
+                                                    "a2a:grpcExecution": "inline"})
+    assert _table_actions(inline, role(inline, HANDLER)) == {*SERVE_ACTIONS, *RUN_ACTIONS}
+    assert _table_actions(inline, task_role(inline)) == {
+        *SERVE_ACTIONS, *RUN_ACTIONS, *SWEEP_ACTIONS}
+
+
+def test_each_function_writes_only_its_own_log_group(template: Template) -> None:
+    functions = template.find_resources("AWS::Lambda::Function")
+    roles = template.find_resources("AWS::IAM::Role")
+    for function in functions.values():
+        properties = function["Properties"]
+        role = role_of(properties)
+        # No managed policy (AWSLambdaBasicExecutionRole allows logs on `*`).
+        assert "ManagedPolicyArns" not in roles[role]["Properties"], properties["Handler"]
+        group = properties["LoggingConfig"]["LogGroup"]["Ref"]
+        logs = [statement for statement in statements(template, role)
+                if any(a.startswith("logs:") for a in as_list(statement["Action"]))]
+        assert logs == [{
+            "Action": ["logs:CreateLogStream", "logs:PutLogEvents"], "Effect": "Allow",
+            "Resource": {"Fn::GetAtt": [group, "Arn"]}}], properties["Handler"]
 
 
 # --- alarms and outputs ------------------------------------------------------------------
@@ -278,8 +332,11 @@ def test_grpc_without_a_certificate_is_refused() -> None:
 @pytest.mark.parametrize(
     ("key", "value"),
     [
-        ("a2a:desiredCount", "many"),
-        ("a2a:desiredCount", -1),
+        ("a2a:desiredCount", 1),  # gone: the service scales
+        ("a2a:grpcMinTasks", "many"),
+        ("a2a:grpcMinTasks", -1),
+        ("a2a:grpcMaxTasks", 1),  # below the default minimum, 2
+        ("a2a:natGateways", 3),
         ("a2a:streamBudgetSeconds", 900),
         ("a2a:allowAnonymous", "yes"),
         ("a2a:agent", "no_colon"),
@@ -295,7 +352,7 @@ def test_context_strings_are_parsed() -> None:
     config = DeployConfig.from_context(
         {
             "a2a:grpc": "false",
-            "a2a:desiredCount": "0",
+            "a2a:grpcMinTasks": "0",
             "a2a:allowAnonymous": "true",
             "a2a:streamBudgetSeconds": "12.5",
             "a2a:agent": "my_agent.main:agent",
@@ -303,7 +360,7 @@ def test_context_strings_are_parsed() -> None:
     )
     assert config == DeployConfig(
         grpc=False,
-        desired_count=0,
+        grpc_min_tasks=0,
         allow_anonymous=True,
         stream_budget_seconds=12.5,
         agent="my_agent.main:agent",
