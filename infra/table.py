@@ -22,38 +22,44 @@ __all__ = ["INDEX_ACTIONS", "RUN_ACTIONS", "SERVE_ACTIONS", "SWEEP_ACTIONS", "Ta
            "table_actions"]
 
 # What the store's code asks of the table (a2akit/store/dynamodb.py), by what a process does;
-# a role gets the union for what its process does, on the table ARN. No Scan, no
-# ConditionCheckItem and no table management: the kit never creates or describes tables
-# against AWS. Transactions (TransactWriteItems) are authorised by their items' actions, and
-# the store's transactions only Put. tests/rehearsal records the calls each entry point makes
-# and compares them with the roles.
+# a role gets the union for what its process does, on the table ARN. No Scan and no table
+# management: the kit never creates or describes tables against AWS. Transactions
+# (TransactWriteItems) are authorised by their items' actions (Put, Update, ConditionCheck,
+# Delete). tests/rehearsal records the calls each entry point makes and compares them with
+# the roles.
 #
 # Answering callers: read tasks, events and configs (GetItem, Query), write a task with its
-# events and claims (PutItem, in transactions), give an ended task's older items its expiry
-# (BatchWriteItem), read a page of listed tasks by key (BatchGetItem), delete a push config.
+# events, claims and counts (PutItem and UpdateItem, in transactions, with ConditionCheckItem
+# where a write only checks an item), request a cancel (UpdateItem), give an ended task's
+# older items its expiry (UpdateItem), read a page of listed tasks by key (BatchGetItem),
+# delete a push config (DeleteItem).
 SERVE_ACTIONS = (
     "dynamodb:BatchGetItem",
-    "dynamodb:BatchWriteItem",
+    "dynamodb:ConditionCheckItem",
     "dynamodb:DeleteItem",
-    "dynamodb:GetItem",
-    "dynamodb:PutItem",
-    "dynamodb:Query",
-)
-# Running agents: the same reads and writes, and renewing or handing over a lease
-# (UpdateItem); no listing, no push configs.
-RUN_ACTIONS = (
-    "dynamodb:BatchWriteItem",
     "dynamodb:GetItem",
     "dynamodb:PutItem",
     "dynamodb:Query",
     "dynamodb:UpdateItem",
 )
-# Sweeping: find expired leases (Query, on the lease index) and end their tasks FAILED.
-SWEEP_ACTIONS = (
-    "dynamodb:BatchWriteItem",
+# Running agents on tasks that exist: the same reads and writes, the expiry of an ended task
+# (UpdateItem, and DeleteItem of its marker), and renewing or handing over a lease
+# (UpdateItem); no creating, no listing, no push configs.
+RUN_ACTIONS = (
+    "dynamodb:DeleteItem",
     "dynamodb:GetItem",
     "dynamodb:PutItem",
     "dynamodb:Query",
+    "dynamodb:UpdateItem",
+)
+# Sweeping: find expired leases (Query, on the lease index) and end their tasks FAILED; finish
+# the retention of ended tasks (UpdateItem, and DeleteItem of its markers).
+SWEEP_ACTIONS = (
+    "dynamodb:DeleteItem",
+    "dynamodb:GetItem",
+    "dynamodb:PutItem",
+    "dynamodb:Query",
+    "dynamodb:UpdateItem",
 )
 # The indexes are only ever queried.
 INDEX_ACTIONS = ("dynamodb:Query",)

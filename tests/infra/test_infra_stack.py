@@ -250,14 +250,15 @@ def test_each_role_gets_the_table_actions_of_its_code(
         return role_of(lambda_function(of, handler)[1])
 
     # Queue mode at the door: it answers callers; the worker runs agents (it alone renews
-    # leases with UpdateItem); the sweeper only ends expired tasks.
+    # leases); the sweeper only ends expired tasks. Each set is exactly what that code calls
+    # (tests/rehearsal records the calls).
     assert _table_actions(template, role(template, HANDLER)) == set(SERVE_ACTIONS)
     assert _table_actions(template, role(template, WORKER_HANDLER)) == set(RUN_ACTIONS)
     assert _table_actions(template, role(template, SWEEPER_HANDLER)) == set(SWEEP_ACTIONS)
     # The container answers, enqueues (by default) and sweeps in process.
     assert _table_actions(template, task_role(template)) == {*SERVE_ACTIONS, *SWEEP_ACTIONS}
-    assert "dynamodb:UpdateItem" not in SERVE_ACTIONS + SWEEP_ACTIONS
-    assert "dynamodb:DeleteItem" not in RUN_ACTIONS + SWEEP_ACTIONS
+    assert "dynamodb:BatchGetItem" not in RUN_ACTIONS + SWEEP_ACTIONS  # only listing reads
+    assert "dynamodb:ConditionCheckItem" not in RUN_ACTIONS + SWEEP_ACTIONS  # only creating
     # An inline door runs agents too, and so does an inline container.
     _, inline, _ = synth(empty_bundle, tmp_path, **{"a2a:execution": "inline",
                                                     "a2a:grpcExecution": "inline"})
