@@ -234,6 +234,23 @@ async def _part_without_content(client: Client) -> Failure:
     return await _failure(client, "SendMessage", request)
 
 
+async def _page_size_out_of_range(client: Client) -> Failure:
+    return await _failure(client, "ListTasks", pb.ListTasksRequest(page_size=0))
+
+
+async def _negative_history_length(client: Client) -> Failure:
+    return await _failure(client, "GetTask", pb.GetTaskRequest(id="x", history_length=-1))
+
+
+async def _unknown_status(client: Client) -> Failure:
+    return await _failure(client, "ListTasks", pb.ListTasksRequest(status=99))  # type: ignore[arg-type]
+
+
+async def _push_config_of_missing_task(client: Client) -> Failure:
+    return await _failure(client, "GetTaskPushNotificationConfig",
+                          pb.GetTaskPushNotificationConfigRequest(task_id="missing", id="c"))
+
+
 CASES = {
     "task-not-found": (TaskNotFoundError, _task_not_found),
     "task-not-cancelable": (TaskNotCancelableError, _task_not_cancelable),
@@ -243,6 +260,10 @@ CASES = {
     "minor-version-not-supported": (VersionNotSupportedError, _minor_version_not_supported),
     "id-over-the-limit": (InvalidParamsError, _id_over_the_limit),
     "part-without-content": (InvalidParamsError, _part_without_content),
+    "page-size-out-of-range": (InvalidParamsError, _page_size_out_of_range),
+    "negative-history-length": (InvalidParamsError, _negative_history_length),
+    "unknown-status": (InvalidParamsError, _unknown_status),
+    "push-config-of-missing-task": (TaskNotFoundError, _push_config_of_missing_task),
 }
 
 
