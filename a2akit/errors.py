@@ -46,6 +46,7 @@ __all__ = [
     "PushNotificationNotSupportedError",
     "TaskNotCancelableError",
     "TaskNotFoundError",
+    "TooManyActiveTasksError",
     "UnavailableError",
     "UnsupportedOperationError",
     "VersionNotSupportedError",
@@ -63,6 +64,9 @@ class A2AError(Exception):
     rest_status: int  # HTTP+JSON: the same, from the gRPC code by default
     reason: ClassVar[str]
     default_message: ClassVar[str]
+    # Seconds a client should wait before trying again: RetryInfo on every binding and
+    # Retry-After over HTTP; None: no advice.
+    retry_after_seconds: ClassVar[int | None] = None
 
     def __init_subclass__(
         cls,
@@ -116,6 +120,10 @@ class A2AError(Exception):
                 ]
             )
             details.append(_pack(bad))
+        if self.retry_after_seconds is not None:
+            retry = error_details_pb2.RetryInfo()
+            retry.retry_delay.seconds = self.retry_after_seconds
+            details.append(_pack(retry))
         return status_pb2.Status(code=self.grpc_code, message=self.message, details=details)
 
 
@@ -126,7 +134,8 @@ def _bounded(text: str, limit: int) -> str:
     return text.encode("utf-8", "replace").decode("utf-8")
 
 
-def _pack(message: error_details_pb2.ErrorInfo | error_details_pb2.BadRequest) -> any_pb2.Any:
+def _pack(message: error_details_pb2.ErrorInfo | error_details_pb2.BadRequest
+          | error_details_pb2.RetryInfo) -> any_pb2.Any:
     packed = any_pb2.Any()
     packed.Pack(message)
     return packed
@@ -248,6 +257,16 @@ class PermissionDeniedError(A2AError, jsonrpc=-32000, grpc=code_pb2.PERMISSION_D
     """Valid credentials that do not allow this request: a required scope is missing, or the
     request names a tenant the caller does not belong to (HTTP 403 on JSON-RPC,
     PERMISSION_DENIED on gRPC). Never used for another caller's task: that does not exist."""
+
+
+class TooManyActiveTasksError(A2AError, jsonrpc=-32000, grpc=code_pb2.RESOURCE_EXHAUSTED,
+                              http=429, message="Too many tasks in progress for this caller",
+                              reason="TOO_MANY_ACTIVE_TASKS"):
+    """The caller has `A2A_MAX_ACTIVE_TASKS_PER_CALLER` tasks that are not finished; a new
+    one is refused before anything is written (HTTP 429 with Retry-After on JSON-RPC,
+    RESOURCE_EXHAUSTED with a RetryInfo detail on gRPC)."""
+
+    retry_after_seconds = 5
 
 
 CATALOGUE: tuple[type[A2AError], ...] = tuple(A2AError.__subclasses__())

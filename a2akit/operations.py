@@ -31,6 +31,7 @@ from a2akit.errors import (
     PushNotificationNotSupportedError,
     TaskNotCancelableError,
     TaskNotFoundError,
+    TooManyActiveTasksError,
     UnsupportedOperationError,
 )
 from a2akit.execution.budget import call_budget
@@ -44,7 +45,7 @@ from a2akit.ids import new_id
 from a2akit.push.guard import Policy, check_config
 from a2akit.rpc import Operation, Streaming, Unary, check_table
 from a2akit.settings import Settings
-from a2akit.states import closes_stream, is_terminal, status_event
+from a2akit.states import ACTIVE, closes_stream, is_terminal, status_event
 from a2akit.store.base import Lease, Scope, StoredTask, TaskQuery, TaskStore
 from a2akit.store.cursor import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MIN_PAGE_SIZE
 from a2akit.validation import check_history_length, check_request
@@ -209,6 +210,7 @@ class Operations:
                     violations=[("message.context_id", "differs from the task's context id")])
             message.context_id = stored.task.context_id
         else:
+            await self._check_quota(scope)
             message.task_id = new_id()
             message.context_id = message.context_id or new_id()
         push_configs: tuple[pb.TaskPushNotificationConfig, ...] = ()
@@ -225,6 +227,14 @@ class Operations:
             accepted_output_modes=tuple(request.configuration.accepted_output_modes),
             metadata=request.metadata)
         return await self.executor.begin(context, stored, claim, push_configs, call.deadline)
+
+    async def _check_quota(self, scope: Scope) -> None:
+        """A new task for a caller with `max_active_tasks_per_caller` unfinished ones is
+        refused, before anything is written. Two sends at once may both pass the count:
+        the limit bounds a flood, not each task."""
+        limit = self.settings.max_active_tasks_per_caller
+        if limit is not None and await self.store.count(scope, ACTIVE) >= limit:
+            raise TooManyActiveTasksError(metadata={"limit": str(limit)})
 
     async def _answer(self, scope: Scope, outcome: Started | Duplicate) -> StoredTask:
         """The task a SendMessage answers with. Idempotency is decided here: a repeated
@@ -283,20 +293,30 @@ class Operations:
     async def cancel_task(self, request: pb.CancelTaskRequest, call: Call) -> pb.Task:
         scope = call.scope(request.tenant)
 
-        def decide(stored: StoredTask) -> Change:
-            # Conditional on the version read: a runner that wrote meanwhile makes this
-            # conflict, and the next attempt re-reads and re-checks the state machine.
+        def refuse(state: int) -> TaskNotCancelableError:
+            return TaskNotCancelableError(f"The task is already {pb.TaskState.Name(state)}",
+                                          metadata={"taskId": request.id})
+
+        def decide(stored: StoredTask) -> Change | None:
+            # Conditional on the version read. Once the cancel is requested no writer can
+            # keep the task unfinished, so only a write that ends it can come in between.
             state = stored.task.status.state
+            if state == pb.TASK_STATE_CANCELED:
+                return None  # the runner (or a concurrent cancel) ended it for this request
             if is_terminal(state):
-                raise TaskNotCancelableError(f"The task is already {pb.TaskState.Name(state)}",
-                                             metadata={"taskId": request.id})
+                raise refuse(state)
             return Change([status_event(request.id, stored.task.context_id, pb.TaskStatus(
                 state=pb.TASK_STATE_CANCELED, timestamp=now()))])
 
-        canceled = await fold_write(
+        state = (await self._task(scope, request.id)).task.status.state
+        if is_terminal(state):
+            raise refuse(state)
+        # First the request, which a running agent's writes cannot undo: it stops them.
+        marked = await self.store.request_cancel(scope, request.id)
+        canceled = None if marked is None else await fold_write(
             self.store, scope, request.id, decide, lambda: TaskNotCancelableError(
                 "The task kept changing; try again", metadata={"taskId": request.id}),
-            read=await self._task(scope, request.id))
+            read=marked)
         if canceled is None:
             raise _not_found(request.id)
         return canceled.task

@@ -53,6 +53,7 @@ class ENV:
     QUEUE_MAX_RECEIVES = "A2A_QUEUE_MAX_RECEIVES"
     SWEEP_SECONDS = "A2A_SWEEP_SECONDS"
     SSE_KEEPALIVE_SECONDS = "A2A_SSE_KEEPALIVE_SECONDS"
+    MAX_ACTIVE_TASKS_PER_CALLER = "A2A_MAX_ACTIVE_TASKS_PER_CALLER"
     # Authentication (docs/authentication.md).
     JWT_ISSUER = "A2A_JWT_ISSUER"
     JWT_JWKS_URL = "A2A_JWT_JWKS_URL"
@@ -120,6 +121,8 @@ class Settings:
     extended_agent_card: bool = False
     # Longest a stream (or a blocking wait) may run; Lambda needs one below its timeout.
     stream_budget_seconds: float | None = None
+    # At most this many non-terminal tasks per caller (tenant and owner); None: no limit.
+    max_active_tasks_per_caller: int | None = None
     retention_days: int = 30
     # How long the gRPC container lets running calls finish after SIGTERM.
     shutdown_grace_seconds: float = 20.0
@@ -206,6 +209,9 @@ class Settings:
             push_notifications=_bool(env, ENV.PUSH_NOTIFICATIONS),
             extended_agent_card=_bool(env, ENV.EXTENDED_AGENT_CARD),
             stream_budget_seconds=_float(env, ENV.STREAM_BUDGET_SECONDS),
+            max_active_tasks_per_caller=(
+                None if not env.get(ENV.MAX_ACTIVE_TASKS_PER_CALLER)
+                else _int(env, ENV.MAX_ACTIVE_TASKS_PER_CALLER, 0, minimum=1)),
             retention_days=_int(env, ENV.RETENTION_DAYS, cls.retention_days, minimum=1),
             shutdown_grace_seconds=_float(env, ENV.SHUTDOWN_GRACE_SECONDS)
             or cls.shutdown_grace_seconds,

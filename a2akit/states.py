@@ -11,6 +11,7 @@ from a2akit.errors import InvalidAgentResponseError
 from a2akit.generated import a2a_pb2 as pb
 
 __all__ = [
+    "ACTIVE",
     "INTERRUPTED",
     "TERMINAL",
     "apply_event",
@@ -26,6 +27,8 @@ TERMINAL = frozenset({
     pb.TASK_STATE_COMPLETED, pb.TASK_STATE_FAILED, pb.TASK_STATE_CANCELED, pb.TASK_STATE_REJECTED,
 })
 INTERRUPTED = frozenset({pb.TASK_STATE_INPUT_REQUIRED, pb.TASK_STATE_AUTH_REQUIRED})
+# Every state a task can be in before it ends (what the per-caller quota counts).
+ACTIVE = frozenset({pb.TASK_STATE_SUBMITTED, pb.TASK_STATE_WORKING, *INTERRUPTED})
 
 
 def is_terminal(state: int) -> bool:

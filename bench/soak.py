@@ -12,7 +12,8 @@ other. Every loop stops at --seconds or once its process has made --max-ops call
 call has a timeout: the run ends by itself.
 
 Then the check, straight from the table, of every task in it: it is terminal, in the state
-the client that created it saw last (COMPLETED, or CANCELED for the held ones); its snapshot
+the client that created it saw last (COMPLETED, or CANCELED for the held ones); every one of
+its items has its expiry (retention); its snapshot
 equals the fold of its stored events (`a2akit.states.apply_event`) and their sequence numbers
 are 1..n; and the table's stream shows its versions going 1, 2, ... with every write moving
 from version v to v + 1 (nothing lost, nothing written twice). Prints operations per second
@@ -318,12 +319,31 @@ def _stream_versions(client: Any, endpoint: str) -> dict[str, list[tuple[int, in
                     continue
                 task_id = change["Keys"][table.PK]["S"].rsplit("#TASK#", 1)[1]
                 old = int(change.get("OldImage", {}).get("version", {}).get("N", "0"))
-                writes[task_id].append((old, int(change["NewImage"]["version"]["N"])))
+                new = int(change["NewImage"]["version"]["N"])
+                if new == old:
+                    continue  # outside the versioned writes: a lease renewal, a cancel request
+                writes[task_id].append((old, new))
             if not page["Records"]:
                 break  # caught up: nothing writes any more
             iterator = page.get("NextShardIterator")
     streams.close()
     return writes
+
+
+async def _partition(client: Any, scope: Scope, task_id: str) -> list[dict[str, Any]]:
+    """Every item under the task's partition key, read in a worker thread."""
+    from a2akit.store import table
+
+    kwargs: dict[str, Any] = {
+        "TableName": TABLE, "KeyConditionExpression": "pk = :pk",
+        "ExpressionAttributeValues": {":pk": {"S": table.task_pk(scope, task_id)}}}
+    items: list[dict[str, Any]] = []
+    while True:
+        page = await asyncio.to_thread(client.query, **kwargs)
+        items += page.get("Items", [])
+        if "LastEvaluatedKey" not in page:
+            return items
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
 
 async def _check(endpoint: str, final: dict[str, int]) -> tuple[int, list[str]]:
@@ -372,6 +392,11 @@ async def _check(endpoint: str, final: dict[str, int]) -> tuple[int, list[str]]:
             problems.append(f"{task_id}: its events do not fold: {exc}")
         if folded != stored.task:
             problems.append(f"{task_id}: the snapshot differs from the fold of its events")
+        # Retention: every item of a finished task (snapshot, events, configs) expires.
+        unexpiring = [item["sk"]["S"] for item in await _partition(client, scope, task_id)
+                      if "expires_at" not in item]
+        if is_terminal(state) and unexpiring:
+            problems.append(f"{task_id}: finished, but items without an expiry: {unexpiring}")
         writes = versions.get(task_id, [])
         chain = sorted(writes, key=lambda write: write[1])
         if ([new for _, new in chain] != list(range(1, stored.version + 1))

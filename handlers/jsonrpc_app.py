@@ -66,6 +66,8 @@ def error_json(error: A2AError) -> bytes:
 
 def _error_response(error: A2AError, request_id: _Id, challenge: str) -> Response:
     headers = {}
+    if error.retry_after_seconds is not None:
+        headers["Retry-After"] = str(error.retry_after_seconds)
     if error.http_status == 401:
         headers["WWW-Authenticate"] = challenge  # names the configured schemes
     return Response(_dumps(_error_body(error, request_id)), status_code=error.http_status,

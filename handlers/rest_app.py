@@ -108,6 +108,8 @@ class RestBinding:
 
     def _error(self, error: A2AError, headers: dict[str, str] | None = None) -> Response:
         headers = dict(headers or {})
+        if error.retry_after_seconds is not None:
+            headers["Retry-After"] = str(error.retry_after_seconds)
         if error.rest_status == 401:
             headers["WWW-Authenticate"] = self.challenge  # names the configured schemes
         return Response(_dumps(rest_error_body(error)), status_code=error.rest_status,

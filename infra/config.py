@@ -58,6 +58,7 @@ class CONTEXT:
     WAF_RATE_LIMIT = "a2a:wafRateLimit"
     FUNCTION_URL = "a2a:functionUrl"
     LWA_LAYER_ARN = "a2a:lwaLayerArn"
+    MAX_ACTIVE_TASKS_PER_CALLER = "a2a:maxActiveTasksPerCaller"
     DESIRED_COUNT = "a2a:desiredCount"
     ALLOW_ANONYMOUS = "a2a:allowAnonymous"
     STREAM_BUDGET_SECONDS = "a2a:streamBudgetSeconds"
@@ -124,6 +125,7 @@ class DeployConfig:
     # A streaming Function URL next to the REST API (no throttling or WAF in front of it).
     function_url: bool = False
     lwa_layer_arn: str | None = None  # None: the published layer of infra/jsonrpc_api.py
+    max_active_tasks_per_caller: int | None = None  # None: no per-caller quota
     desired_count: int = 1
     allow_anonymous: bool = False
     stream_budget_seconds: float = 20.0
@@ -226,6 +228,9 @@ class DeployConfig:
         if not 10 <= self.waf_rate_limit <= 2_000_000_000:  # WAF rate-based rules' range
             raise ConfigError(f"{CONTEXT.WAF_RATE_LIMIT} must be in [10, 2000000000], got "
                               f"{self.waf_rate_limit}")
+        if self.max_active_tasks_per_caller is not None and self.max_active_tasks_per_caller < 1:
+            raise ConfigError(f"{CONTEXT.MAX_ACTIVE_TASKS_PER_CALLER} must be >= 1, got "
+                              f"{self.max_active_tasks_per_caller}")
 
     def _check_auth(self) -> None:
         if self.auth not in AUTH.ALL:
@@ -296,6 +301,9 @@ class DeployConfig:
             waf_rate_limit=_int(get, CONTEXT.WAF_RATE_LIMIT, default("waf_rate_limit")),
             function_url=_bool(get, CONTEXT.FUNCTION_URL, default("function_url")),
             lwa_layer_arn=_str(get, CONTEXT.LWA_LAYER_ARN),
+            max_active_tasks_per_caller=(
+                None if get(CONTEXT.MAX_ACTIVE_TASKS_PER_CALLER) in (None, "")
+                else _int(get, CONTEXT.MAX_ACTIVE_TASKS_PER_CALLER, 0)),
             desired_count=_int(get, CONTEXT.DESIRED_COUNT, default("desired_count")),
             allow_anonymous=_bool(get, CONTEXT.ALLOW_ANONYMOUS, default("allow_anonymous")),
             stream_budget_seconds=_float(

@@ -81,6 +81,9 @@ class A2AStack(Stack):
             ENV.ALLOW_ANONYMOUS: _flag(config.allow_anonymous),
             **auth_environment,
         }
+        if config.max_active_tasks_per_caller is not None:
+            # The core's per-caller quota, where tasks are created (both bindings).
+            common[ENV.MAX_ACTIVE_TASKS_PER_CALLER] = str(config.max_active_tasks_per_caller)
         # Queue mode: whoever enqueues gets these settings and may only send.
         queued: dict[str, str] = {}
         self.worker: QueueWorker | None = None

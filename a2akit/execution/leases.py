@@ -158,6 +158,7 @@ async def sweep(store: TaskStore, *, limit: int = 100) -> int:
             continue
         if after.version != stored.version and after.task.status.state == pb.TASK_STATE_FAILED:
             ended += 1
+    await store.expire_finished(limit)  # retention whose setting failed (docs/store.md, TTL)
     return ended
 
 

@@ -177,9 +177,9 @@ async def enqueue(store: TaskStore, queue: TaskQueue, settings: Settings,
                                          push_configs=push_configs)
         else:
             def decide(current: StoredTask) -> Change:
-                if is_terminal(current.task.status.state):
+                if is_terminal(current.task.status.state) or current.cancel_requested:
                     raise UnsupportedOperationError(
-                        "The task is in a terminal state and accepts no more messages",
+                        "The task is ending and accepts no more messages",
                         metadata={"taskId": context.task_id})
                 return Change([pb.StreamResponse(message=context.message)], lease=lease,
                               claim=claim)

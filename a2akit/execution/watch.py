@@ -60,6 +60,9 @@ async def watch(writer: TaskWriter, began: float) -> None:
             await writer.catch_up(current)
             writer.ended_elsewhere(current)
             return
+        if current.cancel_requested:
+            writer.cancel_requested()  # the run's last write ends the task CANCELED
+            return
 
 
 def _taken(writer: TaskWriter, current: StoredTask, lease_lost: bool) -> bool:

@@ -17,12 +17,13 @@ import asyncio
 import logging
 from collections.abc import Callable, Sequence
 
+from a2akit.clock import now
 from a2akit.errors import A2AError, InternalError, InvalidAgentResponseError
 from a2akit.execution.fold import retry_on_conflict
 from a2akit.execution.leases import lease_for
 from a2akit.execution.outcomes import Terms
 from a2akit.generated import a2a_pb2 as pb
-from a2akit.states import apply_event, ends_stream, is_terminal
+from a2akit.states import apply_event, ends_stream, is_terminal, status_event
 from a2akit.store.base import (
     DuplicateMessageError,
     Lease,
@@ -163,7 +164,20 @@ class TaskWriter:
         for event in self.pending:
             apply_event(snapshot, event)
         self.snapshot = snapshot
+        if current.cancel_requested:
+            self.cancel_requested()
         return True
+
+    def cancel_requested(self) -> None:
+        """A CancelTask asked for the task to end: the store now refuses our writes that
+        leave it unfinished, so end it CANCELED with what is pending (nothing the agent
+        reported is lost) and stop the agent."""
+        if self.canceled or is_terminal(self.snapshot.status.state):
+            return
+        self.canceled = True
+        self.add(status_event(self.task_id, self.snapshot.context_id, pb.TaskStatus(
+            state=pb.TASK_STATE_CANCELED, timestamp=now())))
+        self._on_stop()
 
     async def catch_up(self, current: StoredTask) -> None:
         """Take in what other writers stored since our last write, so streams show it."""

@@ -16,7 +16,7 @@ API is small JSON over one POST, so this client speaks it directly with the stan
   botocore's shape: `Error.Code`, `CancellationReasons`) or `_errors.ConnectionFailure`;
   `_errors.translated` turns both into the kit's errors, like botocore's.
 
-Credentials come from the environment (`_credentials`). `dynamodb.env_client` builds this
+Credentials come from the environment (`_credentials`). `env_client` builds this
 client when the environment names credentials and a region; anywhere else (profiles, SSO,
 instance roles) the store uses boto3.
 """
@@ -30,6 +30,7 @@ import hashlib
 import hmac
 import http.client
 import json
+import os
 import random
 import threading
 import time
@@ -37,11 +38,12 @@ import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
+from a2akit.aws import MAX_ATTEMPTS
 from a2akit.ids import new_id
-from a2akit.store._credentials import CredentialSource
+from a2akit.store._credentials import CredentialSource, credential_source
 from a2akit.store._errors import ConnectionFailure, DynamoDBError
 
-__all__ = ["Client", "default_endpoint"]
+__all__ = ["Client", "default_endpoint", "env_client"]
 
 _TARGET = "DynamoDB_20120810."
 _CONTENT_TYPE = "application/x-amz-json-1.0"
@@ -306,3 +308,22 @@ def _tls_context() -> Any:
 
         _TLS = ssl.create_default_context()
     return _TLS
+
+
+def env_client(endpoint_url: str | None = None,
+               environ: Mapping[str, str] | None = None) -> Client | None:
+    """The kit's own client when the environment names credentials (static keys or a
+    container credentials endpoint, as Lambda and ECS do) and a region; None otherwise
+    (profiles, SSO, instance roles: use `make_client`). The endpoint is `endpoint_url`, else
+    boto3's own variables (AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL), else the region's."""
+    env = os.environ if environ is None else environ
+    credentials = credential_source(env)
+    region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION")
+    variants = ("AWS_USE_FIPS_ENDPOINT", "AWS_USE_DUALSTACK_ENDPOINT")
+    if credentials is None or not region or any(
+            env.get(name, "").lower() == "true" for name in variants):
+        return None
+    if not endpoint_url and env.get("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS", "").lower() != "true":
+        endpoint_url = env.get("AWS_ENDPOINT_URL_DYNAMODB") or env.get("AWS_ENDPOINT_URL")
+    return Client(endpoint_url or default_endpoint(region), region, credentials,
+                  max_attempts=MAX_ATTEMPTS, connect_timeout=3, read_timeout=10)

@@ -15,9 +15,12 @@ Ranges are read in small batches (the first ones sized to the range's expected s
 page, doubling when a range runs dry) and concurrently. Index items hold keys and the task
 state only; the page's tasks are then read by key with one BatchGetItem.
 
-totalSize counts the matching index items of each range, reading each item at most once: the
-rows the page read, plus a `Select=COUNT` query of what lies above the token (if any) and of
-what the page did not reach. A range read to its end from the top costs no count query.
+totalSize without a context filter or a status-time bound is the scope's counts: one
+BatchGetItem of its count items, one per shard, which every snapshot write keeps (store
+docs, "totalSize"), so a page costs the same however many tasks the owner has. Otherwise it
+counts the matching index items of each range, reading each item at most once: the rows the
+page read, plus a `Select=COUNT` query of what lies above the token (if any) and of what the
+page did not reach. A range read to its end from the top costs no count query.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import asyncio
 import collections
 import dataclasses
 import math
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from typing import Any
 
 from a2akit.errors import UnavailableError
@@ -68,6 +71,7 @@ class _Listing:
         self._client = client
         self._table = table_name
         self._query = query
+        self._scope = scope
         self._after = cursor.decode(query.page_token) if query.page_token else None
         self._low = (table.list_sk_from(query.status_after_ms)
                      if query.status_after_ms is not None and query.status_after_ms > 0
@@ -182,12 +186,36 @@ class _Listing:
             picked.append(max(live, key=_Range.head).rows.popleft())
         more = len(picked) > size
         picked = picked[:size]
-        (tasks, leases), totals = await asyncio.gather(
-            self._tasks(picked), asyncio.gather(*(self._range_total(r) for r in ranges)))
+        (tasks, leases), total = await asyncio.gather(self._tasks(picked), self._total())
         token = ""
         if more and picked:
             token = cursor.encode(table.list_position(picked[-1][table.LIST_INDEX_SK]["S"]))
-        return TaskPage(tasks, token, sum(totals), leases)
+        return TaskPage(tasks, token, total, leases)
+
+    async def _total(self) -> int:
+        """totalSize: the scope's counts when they answer the query (no context, no status
+        time bound), else the ranges' index items, each read at most once."""
+        if self._query.context_id or self._low is not None:
+            return sum(await asyncio.gather(*(self._range_total(r) for r in self._ranges)))
+        name = table.count_of(self._query.state) if self._query.state else table.COUNT_ALL
+        keys = [table.key(table.count_pk(self._scope, shard), table.COUNT_SK)
+                for shard in range(table.LIST_SHARDS)]
+        found = await self._batch_get(keys, {"ProjectionExpression": "#c",
+                                             "ExpressionAttributeNames": {"#c": name}})
+        return sum(int(item.get(name, {"N": "0"})["N"]) for item in found)
+
+    async def _batch_get(self, keys: list[Item], extra: Item) -> list[Item]:
+        """The items of `keys` (eventually consistent), unprocessed keys read again."""
+        request: Any = {self._table: {"Keys": keys, **extra}}
+        found: list[Item] = []
+        for attempt in range(_BATCH_GET_ATTEMPTS):
+            response = await self._call(self._client.batch_get_item, RequestItems=request)
+            found.extend(response.get("Responses", {}).get(self._table, []))
+            request = response.get("UnprocessedKeys") or {}
+            if not request:
+                return found
+            await asyncio.sleep(0.05 * 2**attempt)
+        raise UnavailableError()
 
     async def _tasks(self, rows: list[Item]) -> tuple[list[pb.Task], dict[str, Lease]]:
         """The page's snapshots, in the page's order, and the leases of those that hold one.
@@ -196,25 +224,16 @@ class _Listing:
         if not rows:
             return [], {}
         keys = [table.key(row[table.PK]["S"], table.SNAPSHOT_SK) for row in rows]
-        request: Any = {self._table: {
-            "Keys": keys, "ProjectionExpression": "pk, #t, #o, #u",
-            "ExpressionAttributeNames": {"#t": "task", "#o": table.LEASE_OWNER,
-                                         "#u": table.LEASE_UNTIL}}}
         found: dict[str, bytes] = {}
         held: dict[str, Lease] = {}
-        for attempt in range(_BATCH_GET_ATTEMPTS):
-            response = await self._call(self._client.batch_get_item, RequestItems=request)
-            for item in response.get("Responses", {}).get(self._table, []):
-                found[item[table.PK]["S"]] = item["task"]["B"]
-                if table.LEASE_OWNER in item and table.LEASE_UNTIL in item:
-                    held[item[table.PK]["S"]] = Lease(item[table.LEASE_OWNER]["S"],
-                                                      int(item[table.LEASE_UNTIL]["N"]))
-            request = response.get("UnprocessedKeys") or {}
-            if not request:
-                break
-            await asyncio.sleep(0.05 * 2**attempt)
-        else:
-            raise UnavailableError()
+        for item in await self._batch_get(keys, {
+                "ProjectionExpression": "pk, #t, #o, #u",
+                "ExpressionAttributeNames": {"#t": "task", "#o": table.LEASE_OWNER,
+                                             "#u": table.LEASE_UNTIL}}):
+            found[item[table.PK]["S"]] = item["task"]["B"]
+            if table.LEASE_OWNER in item and table.LEASE_UNTIL in item:
+                held[item[table.PK]["S"]] = Lease(item[table.LEASE_OWNER]["S"],
+                                                  int(item[table.LEASE_UNTIL]["N"]))
         tasks: list[pb.Task] = []
         leases: dict[str, Lease] = {}
         for row in rows:
@@ -225,6 +244,22 @@ class _Listing:
                 if pk in held:
                     leases[task.id] = held[pk]
         return tasks, leases
+
+
+async def count_states(call: Call, client: Any, table_name: str, scope: Scope,
+                       states: Collection[int]) -> int:
+    """How many of the scope's tasks are in one of `states`: one BatchGetItem of the
+    scope's count items, whatever the number of tasks."""
+    names = {f"#s{i}": table.count_of(state) for i, state in enumerate(states)}
+    if not names:
+        return 0
+    keys = [table.key(table.count_pk(scope, shard), table.COUNT_SK)
+            for shard in range(table.LIST_SHARDS)]
+    listing = _Listing(call, client, table_name, scope, TaskQuery())
+    found = await listing._batch_get(keys, {"ProjectionExpression": ", ".join(names),
+                                            "ExpressionAttributeNames": names})
+    return sum(int(item.get(name, {"N": "0"})["N"]) for item in found
+               for name in names.values())
 
 
 async def list_tasks(call: Call, client: Any, table_name: str, scope: Scope,

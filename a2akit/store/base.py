@@ -11,7 +11,7 @@ import abc
 import asyncio
 import builtins
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.store.cursor import DEFAULT_PAGE_SIZE
@@ -55,6 +55,9 @@ class StoredTask:
     version: int  # bumped by every write; writes are conditional on it
     last_seq: int  # sequence number of the newest event
     lease: Lease | None = None  # renewing it leaves the version alone
+    # A CancelTask asked for the task to end (`request_cancel`): until a write ends it, the
+    # store refuses every write that would leave it unfinished.
+    cancel_requested: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -156,8 +159,17 @@ class TaskStore(abc.ABC):
         With `lease_expired_by` (epoch ms) the write also requires the stored lease to end
         before that instant, so a renewal that lands first makes the write conflict.
 
+        A cancel requested since (`request_cancel`) makes every write that leaves the task
+        unfinished fail as a conflict; a write into a terminal state still goes through.
+
         Raises VersionConflictError when a condition fails (or the task is gone), and
         DuplicateMessageError when `message_id` is already claimed."""
+
+    @abc.abstractmethod
+    async def request_cancel(self, scope: Scope, task_id: str) -> StoredTask | None:
+        """Mark an unfinished task as to be canceled, leaving its version and events alone,
+        so that no writer can keep it running (see `update`); return the task as it stands
+        (unmarked when it had already ended), None when it does not exist."""
 
     @abc.abstractmethod
     async def swap_lease(
@@ -236,6 +248,21 @@ class TaskStore(abc.ABC):
         """Implementations call this once a create or update committed."""
         for observer in self._observers:
             observer(scope, stored, events)
+
+    async def count(self, scope: Scope, states: Collection[int]) -> int:
+        """How many of the scope's tasks are in one of `states` (the per-caller quota's
+        count). This default asks `list` for each state's total; a store with cheaper
+        counts overrides it."""
+        total = 0
+        for state in states:
+            total += (await self.list(scope, TaskQuery(state=state, page_size=1))).total_size
+        return total
+
+    async def expire_finished(self, limit: int) -> int:
+        """Finish setting the retention of up to `limit` finished tasks whose expiry step
+        failed (a store whose items expire by TTL sets it with a later step); returns how
+        many it finished. The lease sweeper calls it; the embedded store keeps nothing."""
+        return 0
 
     async def close(self) -> None:  # noqa: B027 - optional hook
         """Release connections; the default store holds none."""

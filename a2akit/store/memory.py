@@ -49,9 +49,11 @@ class _Record:
     state: int
     lease: Lease | None = None
     configs: dict[str, bytes] = dataclasses.field(default_factory=dict)
+    cancel_requested: bool = False
 
     def stored(self) -> StoredTask:
-        return StoredTask(_task(self.snapshot), self.version, len(self.events), self.lease)
+        return StoredTask(_task(self.snapshot), self.version, len(self.events), self.lease,
+                          self.cancel_requested)
 
 
 _Key = tuple[str, str, str]  # tenant, owner, id
@@ -73,6 +75,15 @@ class MemoryStore(TaskStore):
         with self._lock:
             record = self._tasks.get(_key(scope, task_id))
             return None if record is None else record.stored()
+
+    async def request_cancel(self, scope: Scope, task_id: str) -> StoredTask | None:
+        with self._lock:
+            record = self._tasks.get(_key(scope, task_id))
+            if record is None:
+                return None
+            if not is_terminal(record.state):
+                record.cancel_requested = True
+            return record.stored()
 
     async def create(
         self,
@@ -121,6 +132,8 @@ class MemoryStore(TaskStore):
                 record.lease is None or record.lease.until_ms >= lease_expired_by
             ):
                 raise VersionConflictError(task_id)
+            if record.cancel_requested and not is_terminal(task.status.state):
+                raise VersionConflictError(task_id)
             self._claim(scope, message_id, task_id)
             self._unindex(scope, record)
             record.snapshot = task.SerializeToString()
@@ -129,6 +142,7 @@ class MemoryStore(TaskStore):
             record.position = cursor.position(task)
             record.context_id, record.state = task.context_id, task.status.state
             record.lease = _held(task, lease)
+            record.cancel_requested = False  # a write that ends the task answers it (others: above)
             self._index(scope, record)
             stored = record.stored()
         self._notify()

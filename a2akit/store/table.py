@@ -36,13 +36,18 @@ from typing import Any
 from urllib.parse import quote, unquote
 
 from a2akit.errors import InvalidParamsError
-from a2akit.store.base import Scope
+from a2akit.store.base import Lease, Scope
 from a2akit.store.cursor import STATUS_MS_DIGITS, WRITE_NS_DIGITS, Position
 
 __all__ = [
+    "CANCEL_REQUESTED",
     "CONTEXT_INDEX",
     "CONTEXT_INDEX_PK",
+    "COUNT_ALL",
+    "COUNT_SK",
     "EVENT_PREFIX",
+    "EXPIRY_PREFIX",
+    "EXPIRY_SHARDS",
     "LAST_EVENT_SK",
     "LEASE_INDEX",
     "LEASE_OWNER",
@@ -61,17 +66,25 @@ __all__ = [
     "MESSAGE_SK",
     "PK",
     "PUSH_PREFIX",
+    "RETIRE_PREFIX",
     "SK",
     "SNAPSHOT_SK",
     "TTL_ATTRIBUTE",
+    "WRITER",
+    "WRITER_UNTIL",
     "Item",
     "check_size",
-    "check_transaction",
     "context_pk",
+    "count_of",
+    "count_pk",
     "create_table_kwargs",
     "event_sk",
+    "expiry_pk",
+    "fits",
     "item_size",
     "key",
+    "lease_attributes",
+    "lease_of",
     "lease_shard",
     "list_pk",
     "list_position",
@@ -81,8 +94,10 @@ __all__ = [
     "message_pk",
     "parse_task_pk",
     "push_sk",
+    "retire_key",
     "scope_prefix",
     "task_pk",
+    "transactions",
 ]
 
 PK = "pk"
@@ -100,6 +115,12 @@ LIST_PROJECTED = ("state",)
 # each shard is one. Fixed for the life of a table: the readers query exactly these.
 LIST_SHARDS = 8
 TTL_ATTRIBUTE = "expires_at"
+# A write in several transactions holds the snapshot meanwhile (a2akit.store._writes):
+# Set by CancelTask on an unfinished task's snapshot (N: epoch ms): while it is there, only a
+# write that ends the task goes through (store.base.TaskStore.update).
+CANCEL_REQUESTED = "cancel_requested"
+WRITER = "writer"  # its random token (S)
+WRITER_UNTIL = "writer_until"  # epoch ms after which another writer may break it (N)
 LEASE_INDEX = "by_lease"
 LEASE_SHARD = "lease_shard"  # present only while the task is leased: the index is sparse
 LEASE_UNTIL = "lease_until"  # epoch ms (N)
@@ -107,6 +128,19 @@ LEASE_OWNER = "lease_owner"
 # Renewals write the lease index; spreading it over a few partitions keeps any one of them
 # far below DynamoDB's per-partition write rate. The sweeper queries each shard.
 LEASE_SHARDS = 4
+
+# A finished task whose older items still need their expiry has a marker item, pk
+# `EXPIRE#<shard>` and sk its task key, until they have it (`DynamoDBStore.expire_finished`).
+EXPIRY_PREFIX = "EXPIRE#"
+EXPIRY_SHARDS = 16
+
+# The scope's task counts, one item per list shard (pk `<scope>#N#<shard>`, sk `COUNT`):
+# `n` all tasks, `s<state>` per state; kept in the transaction that writes the snapshot.
+COUNT_SK = "COUNT"
+COUNT_ALL = "n"
+# A finished task's retirement (pk `RETIRE#<shard>`, sk `<expires_at, 12 digits>#<task key>`,
+# its state): at its expiry the sweeper takes it out of the counts (`expire_finished`).
+RETIRE_PREFIX = "RETIRE#"
 
 SNAPSHOT_SK = "TASK"
 MESSAGE_SK = "MSG"
@@ -195,6 +229,25 @@ def lease_shard(pk: str) -> str:
     return f"L#{zlib.crc32(pk.encode()) % LEASE_SHARDS}"
 
 
+def expiry_pk(task_key: str) -> str:
+    """The partition of a task's expiry marker: spread, so no partition key is hot."""
+    return f"{EXPIRY_PREFIX}{zlib.crc32(task_key.encode()) % EXPIRY_SHARDS}"
+
+
+def count_pk(scope: Scope, shard: int) -> str:
+    return f"{scope_prefix(scope)}#N#{shard}"
+
+
+def count_of(state: int) -> str:
+    """The count attribute of one task state."""
+    return f"s{state}"
+
+
+def retire_key(task_key: str, expires_at: int) -> Item:
+    return key(f"{RETIRE_PREFIX}{zlib.crc32(task_key.encode()) % EXPIRY_SHARDS}",
+               f"{expires_at:012d}#{task_key}")
+
+
 def message_pk(scope: Scope, message_id: str) -> str:
     return f"{scope_prefix(scope)}#MSG#{_enc(message_id)}"
 
@@ -272,17 +325,55 @@ def check_size(item: Item, what: str) -> None:
         )
 
 
-def check_transaction(items: Sequence[Item]) -> None:
-    """Raises InvalidParamsError when the items of one write, plus a message claim, would
-    break DynamoDB's transaction limits (100 items, 4 MB)."""
-    total = sum(item_size(item) for item in items)
-    # 2 KB spare: the message claim and the request's own overhead.
-    if total > MAX_TRANSACTION_BYTES - 2048:
+def _write_size(write: Item) -> int:
+    """The bytes a transaction entry counts towards 4 MB: the item a Put writes; for an
+    entry on a stored item (ConditionCheck, Update) that item, which may be as large as an
+    item can be."""
+    put = write.get("Put")
+    return item_size(put["Item"]) if put is not None else MAX_ITEM_BYTES
+
+
+def fits(writes: Sequence[Item]) -> bool:
+    """Whether the writes (`TransactWriteItems` entries) fit one transaction: 100 items and
+    4 MB, with 2 KB to spare for the request's own overhead."""
+    return (len(writes) <= MAX_TRANSACTION_ITEMS
+            and sum(_write_size(write) for write in writes) <= MAX_TRANSACTION_BYTES - 2048)
+
+
+def transactions(head: Sequence[Item], events: Sequence[Item],
+                 tail: Sequence[Item]) -> list[list[Item]]:
+    """`events` split over as few transactions as fit, in order: `head` opens the first one,
+    `tail` (the snapshot) closes the last one, with as many of the last events as fit.
+
+    Raises InvalidParamsError when `head` or `tail` with one event cannot fit (a task whose
+    fixed items alone are near 4 MB)."""
+    cut = len(events)
+    while cut > 0 and fits([*tail, *events[cut - 1:]]):
+        cut -= 1
+    last = [*tail, *events[cut:]]
+    if not fits(last) or (cut and not fits([*head, events[0]])):
         raise InvalidParamsError(
-            f"one write of {total} bytes is over DynamoDB's 4 MB transaction limit",
-            violations=[("message", "content over the 4 MB transaction limit")],
-        )
-    if len(items) + 1 > MAX_TRANSACTION_ITEMS:
-        raise InvalidParamsError(
-            f"too many events in one write (at most {MAX_TRANSACTION_ITEMS - 2})"
-        )
+            "the task's own items are over DynamoDB's 4 MB transaction limit",
+            violations=[("message", "content over the 4 MB transaction limit")])
+    batches: list[list[Item]] = [list(head)]
+    for event in events[:cut]:
+        if not fits([*batches[-1], event]):
+            batches.append([])
+        batches[-1].append(event)
+    return [*(batch for batch in batches if batch), last]
+
+
+def lease_attributes(pk: str, lease: Lease) -> dict[str, Any]:
+    """The snapshot attributes that hold `lease` (and put it in the lease index's shard)."""
+    return {
+        LEASE_OWNER: {"S": lease.owner},
+        LEASE_UNTIL: {"N": str(lease.until_ms)},
+        LEASE_SHARD: {"S": lease_shard(pk)},
+    }
+
+
+def lease_of(item: dict[str, Any]) -> Lease | None:
+    """The lease a snapshot item holds, if any."""
+    if LEASE_OWNER not in item or LEASE_UNTIL not in item:
+        return None
+    return Lease(item[LEASE_OWNER]["S"], int(item[LEASE_UNTIL]["N"]))

@@ -19,6 +19,7 @@ from a2akit.settings import ENV
 from infra.config import ConfigError, DeployConfig
 from infra.jsonrpc_api import ADAPTER_ENVIRONMENT, HANDLER, STAGE
 from infra.stack import PROJECT_ROOT
+from infra.worker import WORKER_HANDLER
 from tests.support.template import Synth, lambda_function
 
 CERTIFICATE = "arn:aws:acm:us-east-1:111111111111:certificate/11111111-1111-1111-1111-111111111111"
@@ -78,7 +79,7 @@ def test_the_limits_follow_their_keys_and_waf_comes_with_a_rate_rule(
     _, template, _ = synth(empty_bundle, tmp_path, **{
         "a2a:throttleRateLimit": "7.5", "a2a:throttleBurstLimit": "15",
         "a2a:reservedConcurrency": "40", "a2a:workerMaxConcurrency": "5",
-        "a2a:waf": "true", "a2a:wafRateLimit": "300"})
+        "a2a:waf": "true", "a2a:wafRateLimit": "300", "a2a:maxActiveTasksPerCaller": "3"})
     template.has_resource_properties("AWS::ApiGateway::Stage", {"MethodSettings": [
         Match.object_like({"ThrottlingRateLimit": 7.5, "ThrottlingBurstLimit": 15})]})
     assert _function(template, HANDLER)["ReservedConcurrentExecutions"] == 40
@@ -93,6 +94,11 @@ def test_the_limits_follow_their_keys_and_waf_comes_with_a_rate_rule(
     (association,) = template.find_resources("AWS::WAFv2::WebACLAssociation").values()
     stage_arn = json.dumps(association["Properties"]["ResourceArn"])
     assert "/restapis/" in stage_arn and "/stages/" in stage_arn
+    # The stack passes the per-caller quota to the bindings; the worker creates no tasks.
+    assert _function(template, HANDLER)["Environment"]["Variables"][
+        ENV.MAX_ACTIVE_TASKS_PER_CALLER] == "3"
+    assert ENV.MAX_ACTIVE_TASKS_PER_CALLER not in _function(
+        template, WORKER_HANDLER)["Environment"]["Variables"]
 
 
 def test_each_door_gets_its_domain_name(
@@ -150,6 +156,7 @@ def test_a_streaming_function_url_only_when_asked_for(
     ({"a2a:workerMaxConcurrency": "1"}, "a2a:workerMaxConcurrency"),
     ({"a2a:wafRateLimit": "5"}, "a2a:wafRateLimit"),
     ({"a2a:waf": "maybe"}, "a2a:waf"),
+    ({"a2a:maxActiveTasksPerCaller": "0"}, "a2a:maxActiveTasksPerCaller"),
 ])
 def test_door_context_mistakes_name_their_key(context: dict[str, Any], key: str) -> None:
     with pytest.raises(ConfigError, match=key) as raised:

@@ -363,6 +363,47 @@ async def test_list_total_follows_each_state_change(store: TaskStore, scope: Sco
             assert ([t.id for t in everything.tasks], everything.total_size) == (["t1"], 2)
 
 
+async def test_count_follows_each_state_change(store: TaskStore, scope: Scope) -> None:
+    active = (pb.TASK_STATE_SUBMITTED, pb.TASK_STATE_WORKING, pb.TASK_STATE_INPUT_REQUIRED,
+              pb.TASK_STATE_AUTH_REQUIRED)
+    assert await store.count(scope, active) == 0
+    for task_id in ("t1", "t2", "t3"):
+        await store.create(scope, make_task(task_id), [])
+    assert await store.count(scope, active) == 3
+    version = 1
+    for state, expected in ((pb.TASK_STATE_WORKING, 3), (pb.TASK_STATE_INPUT_REQUIRED, 3),
+                            (pb.TASK_STATE_COMPLETED, 2)):
+        version = (await store.update(scope, "t1", version, make_task("t1", state, 2_000),
+                                      [status_event("t1", state)])).version
+        assert await store.count(scope, active) == expected
+        assert await store.count(scope, [state]) == 1
+    assert await store.count(scope, [pb.TASK_STATE_SUBMITTED]) == 2
+    assert await store.count(scope, []) == 0
+    assert await store.count(Scope(scope.tenant, "someone-else"), active) == 0
+
+
+async def test_a_cancel_request_stops_every_write_but_the_one_that_ends_the_task(
+        store: TaskStore, scope: Scope) -> None:
+    await store.create(scope, make_task("t1"), [])
+    marked = await store.request_cancel(scope, "t1")
+    assert marked is not None and marked.cancel_requested
+    assert marked.version == 1  # no write of the task: its version and events stay
+    current = await store.get(scope, "t1")
+    assert current is not None and current.cancel_requested
+    with pytest.raises(VersionConflictError):
+        await store.update(scope, "t1", 1, make_task("t1", pb.TASK_STATE_WORKING),
+                           [status_event("t1", pb.TASK_STATE_WORKING)])
+    ended = await store.update(scope, "t1", 1, make_task("t1", pb.TASK_STATE_CANCELED),
+                               [status_event("t1", pb.TASK_STATE_CANCELED)])
+    assert ended.task.status.state == pb.TASK_STATE_CANCELED
+    # An ended task is not marked again; an unknown one is None.
+    again = await store.request_cancel(scope, "t1")
+    assert again is not None and not again.cancel_requested
+    assert again.version == ended.version
+    assert await store.request_cancel(scope, "nope") is None
+    assert await store.request_cancel(Scope(scope.tenant, "someone-else"), "t1") is None
+
+
 async def test_list_token_below_the_status_bound(store: TaskStore, scope: Scope) -> None:
     await _fill(store, scope)
     token = (await store.list(scope, TaskQuery(page_size=8))).next_page_token

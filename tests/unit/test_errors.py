@@ -74,7 +74,12 @@ def test_status_carries_error_info_first_and_no_bad_request_without_violations(
     status = error(metadata={"taskId": "t1"}).to_status()
     assert status.code == error.grpc_code
     assert status.message == error.default_message
-    assert len(status.details) == 1
+    # An error that advises when to retry says so in a RetryInfo after the ErrorInfo.
+    assert len(status.details) == (1 if error.retry_after_seconds is None else 2)
+    if error.retry_after_seconds is not None:
+        retry = error_details_pb2.RetryInfo()
+        assert status.details[1].Unpack(retry)
+        assert retry.retry_delay.seconds == error.retry_after_seconds
     info = error_details_pb2.ErrorInfo()
     assert status.details[0].Unpack(info)
     # UnavailableError always adds that it may be retried.
@@ -147,7 +152,7 @@ _SPEC_HTTP = {
     "EXTENSION_SUPPORT_REQUIRED": 400, "VERSION_NOT_SUPPORTED": 400,
     "INVALID_PARAMS": 400, "INVALID_REQUEST": 400, "METHOD_NOT_FOUND": 404,
     "INTERNAL_ERROR": 500, "UNAUTHENTICATED": 401, "PERMISSION_DENIED": 403,
-    "UNAVAILABLE": 503, "PARSE_ERROR": 400,
+    "UNAVAILABLE": 503, "PARSE_ERROR": 400, "TOO_MANY_ACTIVE_TASKS": 429,
 }
 
 

@@ -1,0 +1,108 @@
+"""Push notification configs on the DynamoDB store: one item each under the task's partition
+(sk `PUSH#<id>`), expiring with the task."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from a2akit.errors import UnavailableError
+from a2akit.generated import a2a_pb2 as pb
+from a2akit.store import table
+from a2akit.store._writes import check
+from a2akit.store.base import Scope, VersionConflictError
+from a2akit.store.table import Item
+
+if TYPE_CHECKING:
+    from a2akit.store.dynamodb import DynamoDBStore
+
+__all__ = ["config_item", "delete_config", "get_config", "list_configs", "put_config"]
+
+
+async def put_config(store: DynamoDBStore, scope: Scope,
+                     config: pb.TaskPushNotificationConfig) -> None:
+    pk = table.task_pk(scope, config.task_id)
+    for _attempt in range(3):
+        response = await store._call(
+            store._client.get_item,
+            TableName=store.table_name,
+            Key=table.key(pk, table.SNAPSHOT_SK),
+            ConsistentRead=True,
+            ProjectionExpression="pk, expires_at",
+        )
+        snapshot = response.get("Item")
+        if snapshot is None:
+            return  # like the embedded store: no task, nothing stored
+        item = config_item(pk, config, snapshot)
+        if table.TTL_ATTRIBUTE in item:
+            await store._call(store._client.put_item, TableName=store.table_name, Item=item)
+            return
+        # A running task: the config is written only if the task is still running, or
+        # a terminal write landing meanwhile (whose expiry step may have run already)
+        # would leave it without an expiry.
+        still_running = check(store._put(
+            {**table.key(pk, table.SNAPSHOT_SK)},
+            f"attribute_exists(pk) AND attribute_not_exists({table.TTL_ATTRIBUTE})"))
+        try:
+            await store._transact([still_running, store._put(item)], config.task_id)
+            return
+        except VersionConflictError:
+            continue  # it finished (or went) meanwhile: read it again
+    raise UnavailableError("the task kept changing while its push config was written")
+
+def config_item(pk: str, config: pb.TaskPushNotificationConfig, snapshot: Item) -> Item:
+    """A config's item; it expires with its task (the snapshot's TTL)."""
+    item: Item = {
+        table.PK: {"S": pk},
+        table.SK: {"S": table.push_sk(config.id)},
+        "config": {"B": config.SerializeToString()},
+    }
+    if table.TTL_ATTRIBUTE in snapshot:
+        item[table.TTL_ATTRIBUTE] = snapshot[table.TTL_ATTRIBUTE]
+    table.check_size(item, "the push notification config")
+    return item
+
+async def get_config(
+    store: DynamoDBStore, scope: Scope, task_id: str, config_id: str
+) -> pb.TaskPushNotificationConfig | None:
+    response = await store._call(
+        store._client.get_item,
+        TableName=store.table_name,
+        Key=table.key(table.task_pk(scope, task_id), table.push_sk(config_id)),
+        ConsistentRead=True,
+    )
+    item = response.get("Item")
+    if item is None:
+        return None
+    config = pb.TaskPushNotificationConfig()
+    config.ParseFromString(item["config"]["B"])
+    return config
+
+async def list_configs(
+    store: DynamoDBStore, scope: Scope, task_id: str
+) -> list[pb.TaskPushNotificationConfig]:
+    kwargs: dict[str, Any] = {
+        "TableName": store.table_name,
+        "KeyConditionExpression": "pk = :pk AND begins_with(sk, :p)",
+        "ExpressionAttributeValues": {
+            ":pk": {"S": table.task_pk(scope, task_id)},
+            ":p": {"S": table.PUSH_PREFIX},
+        },
+        "ConsistentRead": True,
+    }
+    configs: list[pb.TaskPushNotificationConfig] = []
+    while True:
+        page = await store._call(store._client.query, **kwargs)
+        configs.extend(
+            pb.TaskPushNotificationConfig.FromString(item["config"]["B"])
+            for item in page.get("Items", [])
+        )
+        if "LastEvaluatedKey" not in page:
+            return configs
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+async def delete_config(store: DynamoDBStore, scope: Scope, task_id: str, config_id: str) -> None:
+    await store._call(
+        store._client.delete_item,
+        TableName=store.table_name,
+        Key=table.key(table.task_pk(scope, task_id), table.push_sk(config_id)),
+    )

@@ -1,0 +1,104 @@
+"""Who may write a task on the DynamoDB store, outside its versioned writes: the conditional
+lease swap a renewal or a worker's takeover makes, the sweeper's query of expired leases
+through the lease index (sharded, no scan), and a cancel request."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from a2akit.clock import epoch_ms
+from a2akit.states import TERMINAL
+from a2akit.store import table
+from a2akit.store._errors import Cancellation
+from a2akit.store.base import Lease, LeaseLostError, Scope, StoredTask
+from a2akit.store.table import Item
+
+if TYPE_CHECKING:
+    from a2akit.store.dynamodb import DynamoDBStore
+
+__all__ = ["expired_leases", "request_cancel", "swap_lease"]
+
+
+async def swap_lease(
+    store: DynamoDBStore, scope: Scope, task_id: str, expected_owner: str, lease: Lease
+) -> StoredTask:
+    pk = table.task_pk(scope, task_id)
+    attributes = table.lease_attributes(pk, lease)
+    lost: list[Item | None] = []
+
+    def interpret(cancellation: Cancellation) -> Exception | None:
+        if not cancellation.failed(0):
+            return None
+        lost.append(cancellation.old_item(0))
+        return LeaseLostError(task_id, None)
+
+    try:
+        # One UpdateItem: conditional on the owner, the version untouched, the task
+        # returned, so a renewal is also the runner's cancel watch.
+        response = await store._call(
+            store._client.update_item,
+            interpret,
+            TableName=store.table_name,
+            Key=table.key(pk, table.SNAPSHOT_SK),
+            UpdateExpression="SET #o = :o, #u = :u, #s = :s",
+            ConditionExpression="#o = :expected",
+            ExpressionAttributeNames={"#o": table.LEASE_OWNER, "#u": table.LEASE_UNTIL,
+                                      "#s": table.LEASE_SHARD},
+            ExpressionAttributeValues={
+                ":o": attributes[table.LEASE_OWNER], ":u": attributes[table.LEASE_UNTIL],
+                ":s": attributes[table.LEASE_SHARD], ":expected": {"S": expected_owner},
+            },
+            ReturnValues="ALL_NEW",
+            ReturnValuesOnConditionCheckFailure="ALL_OLD",
+        )
+    except LeaseLostError:
+        old = lost[0] if lost else None
+        current = store._stored(pk, old) if old else await store.get(scope, task_id)
+        raise LeaseLostError(task_id, current) from None
+    return store._stored(pk, response["Attributes"])
+
+
+async def expired_leases(store: DynamoDBStore, now_ms: int,
+                         limit: int) -> list[tuple[Scope, str]]:
+    found: list[tuple[int, str]] = []
+    for shard in range(table.LEASE_SHARDS):
+        kwargs: dict[str, Any] = {
+            "TableName": store.table_name,
+            "IndexName": table.LEASE_INDEX,
+            "KeyConditionExpression": "#s = :s AND #u < :now",
+            "ExpressionAttributeNames": {"#s": table.LEASE_SHARD, "#u": table.LEASE_UNTIL},
+            "ExpressionAttributeValues": {":s": {"S": f"L#{shard}"},
+                                          ":now": {"N": str(now_ms)}},
+            "Limit": limit,
+        }
+        page = await store._call(store._client.query, **kwargs)
+        found.extend((int(item[table.LEASE_UNTIL]["N"]), item[table.PK]["S"])
+                     for item in page.get("Items", []))
+    found.sort()
+    return [table.parse_task_pk(pk) for _, pk in found[:limit]]
+
+
+class _Ended(Exception):
+    """The task to mark is gone or has ended."""
+
+
+async def request_cancel(store: DynamoDBStore, scope: Scope, task_id: str) -> StoredTask | None:
+    pk = table.task_pk(scope, task_id)
+    ended = {f":t{state}": {"N": str(state)} for state in sorted(TERMINAL)}
+    try:
+        # One UpdateItem on an unfinished snapshot, its version untouched: from now on the
+        # versioned writes that would leave the task unfinished fail their condition.
+        response = await store._call(
+            store._client.update_item,
+            lambda cancellation: _Ended() if cancellation.failed(0) else None,
+            TableName=store.table_name,
+            Key=table.key(pk, table.SNAPSHOT_SK),
+            UpdateExpression="SET #c = :now",
+            ConditionExpression=f"attribute_exists(pk) AND NOT #st IN ({', '.join(ended)})",
+            ExpressionAttributeNames={"#c": table.CANCEL_REQUESTED, "#st": "state"},
+            ExpressionAttributeValues={":now": {"N": str(epoch_ms())}, **ended},
+            ReturnValues="ALL_NEW",
+        )
+    except _Ended:
+        return await store.get(scope, task_id)  # gone, or already ended
+    return store._stored(pk, response["Attributes"])

@@ -1,0 +1,159 @@
+"""Retention on DynamoDB: a finished task's items get their expiry without re-creating what
+was deleted meanwhile, and an expiry that failed is redone by the sweeper until it holds."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import botocore.awsrequest
+import botocore.config
+import pytest
+
+from a2akit.execution import leases
+from a2akit.generated import a2a_pb2 as pb
+from a2akit.store import table
+from a2akit.store.base import Scope, TaskStore
+from a2akit.store.dynamodb import DynamoDBStore
+from tests.store.test_contract import make_task, status_event, task_event
+
+pytestmark = [pytest.mark.anyio]
+TABLE = "a2akit-test"
+CONFIG = pb.TaskPushNotificationConfig(task_id="t1", id="c1", url="https://a.example.com",
+                                       token="secret")
+
+
+async def _working_with_config(store: TaskStore, scope: Scope) -> None:
+    """A task with a push config and events written before it finishes."""
+    task = make_task("t1")
+    await store.create(scope, task, [task_event(task)], message_id="m1")
+    await store.update(scope, "t1", 1, task, [status_event("t1", pb.TASK_STATE_WORKING)])
+    await store.put_push_config(scope, CONFIG)
+
+
+async def _finish(store: TaskStore, scope: Scope) -> None:
+    done = make_task("t1", pb.TASK_STATE_COMPLETED, ms=3_000)
+    await store.update(scope, "t1", 2, done, [status_event("t1", pb.TASK_STATE_COMPLETED)])
+
+
+async def test_a_config_deleted_after_the_task_finished_stays_deleted(store: TaskStore,
+                                                                     scope: Scope) -> None:
+    # The contract, on both stores; the race with the expiry step is below (DynamoDB).
+    await _working_with_config(store, scope)
+    await _finish(store, scope)
+    await store.delete_push_config(scope, "t1", "c1")
+    await store.expire_finished(100)
+    assert await store.get_push_config(scope, "t1", "c1") is None
+    assert await store.list_push_configs(scope, "t1") == []
+
+
+def _partition(client: Any, pk: str) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = client.query(
+        TableName=TABLE, KeyConditionExpression="pk = :pk",
+        ExpressionAttributeValues={":pk": {"S": pk}}, ConsistentRead=True)["Items"]
+    return items
+
+
+@pytest.fixture
+def own_client(ddb_endpoint: str) -> Iterator[Any]:
+    """A boto3 client of its own (one attempt per call), for hooks on its calls."""
+    import boto3
+
+    client = boto3.client("dynamodb", endpoint_url=ddb_endpoint, region_name="us-east-1",
+                          config=botocore.config.Config(
+                              retries={"mode": "standard", "total_max_attempts": 1}))
+    yield client
+    client.close()
+
+
+@pytest.mark.slow
+async def test_the_expiry_never_recreates_a_config_deleted_meanwhile(
+        own_client: Any, ddb_client: Any, scope: Scope) -> None:
+    store = DynamoDBStore(TABLE, own_client)
+    await _working_with_config(store, scope)
+    pk = table.task_pk(scope, "t1")
+    deleted: list[bool] = []
+
+    def delete_after_the_read(model: Any, **_: Any) -> None:
+        # The config is deleted right after the expiry step read the task's items.
+        if model.name == "Query" and not deleted:
+            ddb_client.delete_item(TableName=TABLE, Key=table.key(pk, table.push_sk("c1")))
+            deleted.append(True)
+
+    own_client.meta.events.register("after-call.dynamodb.Query", delete_after_the_read)
+    await _finish(store, scope)
+    assert deleted
+    assert await store.get_push_config(scope, "t1", "c1") is None
+    assert all(item["sk"]["S"] != "PUSH#c1" for item in _partition(ddb_client, pk))
+
+
+class _Throttled:
+    def stream(self, **_: Any) -> Iterator[bytes]:
+        yield b'{"__type":"com.amazonaws.dynamodb.v20120810#ThrottlingException"}'
+
+
+@pytest.mark.slow
+async def test_an_expiry_that_failed_is_redone_by_the_sweeper(
+        own_client: Any, ddb_client: Any, scope: Scope) -> None:
+    store = DynamoDBStore(TABLE, own_client)
+    await _working_with_config(store, scope)
+    down: list[bool] = []
+
+    def outage(request: Any, event_name: str, **_: Any
+               ) -> botocore.awsrequest.AWSResponse | None:
+        # DynamoDB goes away right after the terminal write: every later call fails.
+        if not down or event_name.endswith(".TransactWriteItems"):
+            return None
+        return botocore.awsrequest.AWSResponse(
+            request.url, 400, {"Content-Type": "application/x-amz-json-1.0"}, _Throttled())
+
+    own_client.meta.events.register("before-send.dynamodb", outage)
+    own_client.meta.events.register(
+        "before-call.dynamodb.TransactWriteItems", lambda **_: down.append(True))
+    await _finish(store, scope)
+    pk = table.task_pk(scope, "t1")
+    assert any(table.TTL_ATTRIBUTE not in item for item in _partition(ddb_client, pk))
+    assert _marker(ddb_client, pk) is not None  # what the sweeper finds
+
+    down.clear()
+    own_client.meta.events.unregister("before-send.dynamodb", outage)
+    await leases.sweep(store)  # what handlers/sweeper.py and the container run
+    items = _partition(ddb_client, pk)
+    assert sorted(item["sk"]["S"] for item in items) == [
+        "EV#00000000000000000001", "EV#00000000000000000002", "EV#00000000000000000003",
+        "PUSH#c1", "TASK"]
+    expected = time.time() + 30 * 86400
+    for item in items:
+        assert abs(int(item[table.TTL_ATTRIBUTE]["N"]) - expected) < 60, item["sk"]
+    assert _marker(ddb_client, pk) is None
+
+
+def _marker(client: Any, pk: str) -> dict[str, Any] | None:
+    item: dict[str, Any] | None = client.get_item(
+        TableName=TABLE, Key=table.key(table.expiry_pk(pk), pk), ConsistentRead=True
+    ).get("Item")
+    return item
+
+
+@pytest.mark.slow
+async def test_a_config_put_while_the_task_finishes_expires_with_it(
+        own_client: Any, ddb_client: Any, scope: Scope) -> None:
+    await _working_with_config(DynamoDBStore(TABLE, ddb_client), scope)
+    finished: list[bool] = []
+
+    def finish_after_the_read(model: Any, **_: Any) -> None:
+        # The task finishes between the config's read of the snapshot and its write.
+        if model.name == "GetItem" and not finished:
+            finished.append(True)
+            asyncio.run(_finish(DynamoDBStore(TABLE, ddb_client), scope))
+
+    own_client.meta.events.register("after-call.dynamodb.GetItem", finish_after_the_read)
+    late = pb.TaskPushNotificationConfig(task_id="t1", id="late", url="https://b.example.com")
+    await DynamoDBStore(TABLE, own_client).put_push_config(scope, late)
+    assert finished
+    pk = table.task_pk(scope, "t1")
+    items = {item["sk"]["S"]: item for item in _partition(ddb_client, pk)}
+    assert table.TTL_ATTRIBUTE in items["PUSH#late"]
+    assert items["PUSH#late"][table.TTL_ATTRIBUTE] == items["TASK"][table.TTL_ATTRIBUTE]
