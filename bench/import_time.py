@@ -20,7 +20,9 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-ENV = {**{k: v for k, v in os.environ.items() if not k.startswith("A2A_")},
+# Bytecode is written (a Lambda bundle ships it compiled), whatever the shell says.
+ENV = {**{k: v for k, v in os.environ.items()
+          if not k.startswith("A2A_") and k != "PYTHONDONTWRITEBYTECODE"},
        "A2A_ALLOW_ANONYMOUS": "true", "A2A_STREAM_BUDGET_SECONDS": "20"}
 CODE = ("import time; t = time.perf_counter(); import handlers.jsonrpc; "
         "print(time.perf_counter() - t)")
