@@ -6,13 +6,14 @@ name the public address the operator chose (A2A_PUBLIC_URL, A2A_GRPC_ADDRESS).""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from urllib.parse import urlsplit, urlunsplit
 
 from a2akit.auth import Authenticator
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.service_params import SUPPORTED_VERSION
 from a2akit.settings import Settings
 
-__all__ = ["build_card", "input_modes", "streaming_enabled"]
+__all__ = ["build_card", "input_modes", "rest_url", "streaming_enabled"]
 
 _DEFAULT_MODES = ("text/plain",)
 
@@ -23,6 +24,16 @@ def streaming_enabled(agent: object) -> bool:
 
 def input_modes(agent: object) -> Sequence[str]:
     return tuple(getattr(agent, "input_modes", _DEFAULT_MODES))
+
+
+def rest_url(settings: Settings) -> str:
+    """The HTTP+JSON interface's URL: A2A_PUBLIC_URL itself (one URL for both HTTP bindings,
+    spec 8.3.1), or its scheme and host with A2A_REST_BASE_PATH as the path. The routes are
+    relative to it (`{url}/message:send`); the prefix is only a path, never authentication."""
+    if settings.rest_base_path is None:
+        return settings.public_url
+    parts = urlsplit(settings.public_url)
+    return urlunsplit((parts.scheme, parts.netloc, settings.rest_base_path or "/", "", ""))
 
 
 def build_card(settings: Settings, agent: object, authenticator: Authenticator) -> pb.AgentCard:
@@ -43,6 +54,9 @@ def build_card(settings: Settings, agent: object, authenticator: Authenticator) 
         ),
     )
     card.supported_interfaces.add(url=settings.public_url, protocol_binding="JSONRPC",
+                                  protocol_version=SUPPORTED_VERSION)
+    # JSON-RPC first, as before (clients take the first entry they support), then HTTP+JSON.
+    card.supported_interfaces.add(url=rest_url(settings), protocol_binding="HTTP+JSON",
                                   protocol_version=SUPPORTED_VERSION)
     if settings.grpc_address:
         card.supported_interfaces.add(url=settings.grpc_address, protocol_binding="GRPC",

@@ -10,6 +10,9 @@ google.rpc.Code, so the core needs no grpc import), the HTTP status the JSON-RPC
 answers with (200 for every error a JSON-RPC error object describes; 401 where HTTP
 authentication needs it; one occurrence may name its own, as the 415 of a request that is not
 JSON) and its default message.
+The HTTP+JSON binding answers with `rest_status`: the HTTP status of the gRPC code (spec 5.4,
+11.6; google.rpc.Code's own mapping) unless a row names its own (`rest=`), and an occurrence's
+HTTP status where it names one (the 415) on both HTTP bindings.
 The ErrorInfo reason is the class name minus ``Error`` in UPPER_SNAKE_CASE unless a row names
 one. Bindings render errors only through `to_status()`; reverse maps derive from `CATALOGUE`.
 """
@@ -58,6 +61,7 @@ class A2AError(Exception):
     jsonrpc_code: ClassVar[int]
     grpc_code: ClassVar[int]
     http_status: int  # the class's, unless one occurrence names its own (see __init__)
+    rest_status: int  # HTTP+JSON: the same, from the gRPC code by default
     reason: ClassVar[str]
     default_message: ClassVar[str]
     # Seconds a client should wait before trying again: RetryInfo on every binding and
@@ -72,12 +76,14 @@ class A2AError(Exception):
         message: str,
         http: int = 200,
         reason: str | None = None,
+        rest: int | None = None,
         **kwargs: object,
     ) -> None:
         super().__init_subclass__(**kwargs)
         cls.jsonrpc_code = jsonrpc
         cls.grpc_code = grpc
         cls.http_status = http
+        cls.rest_status = rest or HTTP_OF_GRPC_CODE.get(grpc, 500)
         cls.default_message = message
         cls.reason = reason or re.sub(r"(?<!^)(?=[A-Z])", "_", cls.__name__[:-5]).upper()
 
@@ -92,7 +98,7 @@ class A2AError(Exception):
         """`http_status` replaces the class's HTTP status for this occurrence, where HTTP
         itself must say more than the JSON-RPC error (415 for a body that is not JSON)."""
         if http_status is not None:
-            self.http_status = http_status
+            self.http_status = self.rest_status = http_status
         # Errors echo what the client sent (an id, a method name): bounded here, once, so
         # no reply carries a huge value or text that cannot be encoded.
         self.message = _bounded(message or self.default_message, ERROR_MESSAGE_CHARS)
@@ -136,6 +142,17 @@ def _pack(message: error_details_pb2.ErrorInfo | error_details_pb2.BadRequest
 
 
 _FP = code_pb2.FAILED_PRECONDITION
+
+# The HTTP status of each gRPC status code, as google.rpc.Code documents it; the spec's table
+# (bindings.md 2.3) agrees for every A2A error (FAILED_PRECONDITION is 400).
+HTTP_OF_GRPC_CODE = {
+    code_pb2.OK: 200, code_pb2.CANCELLED: 499, code_pb2.UNKNOWN: 500,
+    code_pb2.INVALID_ARGUMENT: 400, code_pb2.DEADLINE_EXCEEDED: 504, code_pb2.NOT_FOUND: 404,
+    code_pb2.ALREADY_EXISTS: 409, code_pb2.PERMISSION_DENIED: 403,
+    code_pb2.RESOURCE_EXHAUSTED: 429, code_pb2.FAILED_PRECONDITION: 400, code_pb2.ABORTED: 409,
+    code_pb2.OUT_OF_RANGE: 400, code_pb2.UNIMPLEMENTED: 501, code_pb2.INTERNAL: 500,
+    code_pb2.UNAVAILABLE: 503, code_pb2.DATA_LOSS: 500, code_pb2.UNAUTHENTICATED: 401,
+}
 
 # --- A2A errors (bindings.md 2.3) ---------------------------------------------------------
 
@@ -199,8 +216,9 @@ class InvalidRequestError(A2AError, jsonrpc=-32600, grpc=code_pb2.INVALID_ARGUME
 
 
 class MethodNotFoundError(A2AError, jsonrpc=-32601, grpc=code_pb2.UNIMPLEMENTED,
-                          message="Method not found", reason="METHOD_NOT_FOUND"):
-    """Not one of the eleven A2A 1.0 operations."""
+                          rest=404, message="Method not found", reason="METHOD_NOT_FOUND"):
+    """Not one of the eleven A2A 1.0 operations (HTTP+JSON: no route; 404 as in the reference
+    SDK, 405 for a path that takes other methods)."""
 
 
 class InvalidParamsError(A2AError, jsonrpc=-32602, grpc=code_pb2.INVALID_ARGUMENT,

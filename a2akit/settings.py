@@ -33,6 +33,7 @@ class ENV:
     DYNAMODB_ENDPOINT = "AWS_ENDPOINT_URL_DYNAMODB"
     PUBLIC_URL = "A2A_PUBLIC_URL"
     GRPC_ADDRESS = "A2A_GRPC_ADDRESS"
+    REST_BASE_PATH = "A2A_REST_BASE_PATH"
     ALLOW_ANONYMOUS = "A2A_ALLOW_ANONYMOUS"
     BEARER_TOKENS = "A2A_BEARER_TOKENS"
     GRPC_PORT = "GRPC_PORT"
@@ -108,6 +109,8 @@ class Settings:
     dynamodb_endpoint: str | None = None
     public_url: str = "http://127.0.0.1:8000/"
     grpc_address: str | None = None
+    # The HTTP+JSON interface's path on public_url's host ("" = the root); None: public_url's.
+    rest_base_path: str | None = None
     allow_anonymous: bool = False
     # bearer token -> owner, in plain text: local development only (a warning at start).
     bearer_tokens: Mapping[str, str] = dataclasses.field(default_factory=dict)
@@ -198,6 +201,7 @@ class Settings:
             dynamodb_endpoint=env.get(ENV.DYNAMODB_ENDPOINT) or None,
             public_url=env.get(ENV.PUBLIC_URL) or cls.public_url,
             grpc_address=_grpc_address(env.get(ENV.GRPC_ADDRESS)),
+            rest_base_path=_base_path(env.get(ENV.REST_BASE_PATH)),
             allow_anonymous=_bool(env, ENV.ALLOW_ANONYMOUS),
             bearer_tokens=_tokens(env.get(ENV.BEARER_TOKENS, "")),
             grpc_port=_int(env, ENV.GRPC_PORT, cls.grpc_port, minimum=0, maximum=65535),
@@ -373,6 +377,20 @@ def _grpc_address(raw: str | None) -> str | None:
     if not raw:
         return None
     return raw.split("://", 1)[-1].rstrip("/")
+
+
+_BASE_PATH = re.compile(r"^(/[A-Za-z0-9._~-]+)*/?$")
+
+
+def _base_path(raw: str | None) -> str | None:
+    """`/a2a` (a trailing / dropped; `/` is the root, ""): plain path segments only, no
+    template braces, `:` verbs or escapes that the routes could mistake for their own."""
+    if not raw:
+        return None
+    if not _BASE_PATH.fullmatch(raw) or raw.startswith("//"):
+        raise SettingsError(f"{ENV.REST_BASE_PATH} must be a path such as /a2a (segments of "
+                            f"letters, digits and -._~), not {raw!r}")
+    return raw.rstrip("/")
 
 
 def _seconds(env: Mapping[str, str], name: str, default: float) -> float:

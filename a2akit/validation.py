@@ -177,9 +177,10 @@ def check_enum_values(message: Message) -> None:
     """Raise InvalidParamsError for an enum number the proto does not define.
 
     Binary protobuf keeps unknown enum numbers (proto3 enums are open); ProtoJSON input is
-    checked before parsing instead (`protojson.from_json`)."""
+    checked before parsing instead (`protojson.from_json`), in the same words, so both
+    report an unknown value alike."""
     violations = [
-        (path + field.name, f"not a {field.enum_type.name} value")
+        (path + field.name, f"is not a {field.enum_type.name} value")
         for inner, path in _messages(message, "", enums_only=True)
         for field, value in inner.ListFields()
         if (numbers := _enum_numbers(field)) is not None
@@ -187,7 +188,8 @@ def check_enum_values(message: Message) -> None:
         if item not in numbers
     ]
     if violations:
-        raise InvalidParamsError(f"Invalid value for {violations[0][0]}", violations=violations)
+        field, problem = violations[0]
+        raise InvalidParamsError(f"Invalid parameters: {field} {problem}", violations=violations)
 
 
 def _enum_numbers(field: Any) -> frozenset[int] | None:

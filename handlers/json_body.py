@@ -1,4 +1,7 @@
-"""The JSON text of a JSON-RPC request body, parsed only when it is safe to parse.
+"""A JSON request body (JSON-RPC and HTTP+JSON), read and parsed only when it is safe to.
+
+Before the body is read: its Content-Type must say JSON (`check_content_type`, 415 otherwise),
+and it may not be larger than the request limit (`read_body`).
 
 Three things Python's `json` module would let through or fail on badly:
 - nesting: the decoder recurses, so a deep body ends in RecursionError. The nesting is
@@ -15,10 +18,49 @@ from __future__ import annotations
 import json
 import re
 
+from starlette.requests import Request
+
 from a2akit.errors import InvalidRequestError, JSONParseError
 from a2akit.limits import MAX_JSON_DEPTH
 
-__all__ = ["parse_json_body"]
+__all__ = ["JSON_TYPES", "check_content_type", "parse_json_body", "read_body"]
+
+# The media types a request may declare: JSON-RPC's application/json, and A2A's own.
+JSON_TYPES = frozenset({"application/json", "application/a2a+json"})
+
+
+def check_content_type(request: Request) -> None:
+    """Refuse a request that does not say it is JSON, before its body is read: text/plain,
+    form and multipart bodies are what a web page may POST cross-site without a CORS
+    preflight, so executing them would let any page start tasks with a visitor's browser."""
+    declared = request.headers.get("content-type")
+    if declared in JSON_TYPES:
+        return  # the usual exact value: no parsing
+    if declared is not None and declared.partition(";")[0].strip().lower() in JSON_TYPES:
+        return
+    raise InvalidRequestError(
+        "Content-Type must be application/json or application/a2a+json",
+        metadata={"contentType": declared or ""}, http_status=415)
+
+
+def _too_big(limit: int) -> InvalidRequestError:
+    # Built only when raised: an exception object per request would be wasted work.
+    return InvalidRequestError(f"Request body exceeds the limit of {limit} bytes",
+                               metadata={"limitBytes": str(limit)})
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The body, refused (InvalidRequestError) once it is known to exceed `limit` bytes:
+    from its Content-Length before reading, or while reading."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise _too_big(limit)
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            raise _too_big(limit)
+    return bytes(body)
 
 # A JSON string literal (escapes included): brackets inside strings do not nest. An
 # unterminated one runs to the end, so every quote starts a match and the scan stays linear

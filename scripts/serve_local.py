@@ -1,4 +1,5 @@
-"""Serve the kit on loopback: JSON-RPC (uvicorn) and gRPC in one process, one embedded store.
+"""Serve the kit on loopback: JSON-RPC and HTTP+JSON (one app, uvicorn) and gRPC in one
+process, one embedded store.
 
 Run by `./dev serve`. Settings come from the environment as everywhere else; anonymous
 callers are allowed by default here (local development only). With A2A_TABLE set, both
@@ -21,6 +22,7 @@ import socket
 
 import uvicorn
 
+from a2akit.card import rest_url
 from a2akit.execution.leases import sweep_periodically
 from a2akit.runtime import StartupError, build_operations, explain_startup_errors
 from a2akit.settings import ENV, Settings
@@ -32,6 +34,12 @@ def _curl(url: str) -> str:
             '{"messageId":"hello-1","role":"ROLE_USER","parts":[{"text":"hello"}]}}}')
     return (f"curl -s {url} -H 'Content-Type: application/json' -H 'A2A-Version: 1.0' "
             f"-d {shlex.quote(body)}")
+
+
+def _rest_curl(url: str) -> str:
+    body = '{"message":{"messageId":"hello-2","role":"ROLE_USER","parts":[{"text":"hello"}]}}'
+    return (f"curl -s {url.rstrip('/')}/message:send -H 'Content-Type: application/json' "
+            f"-H 'A2A-Version: 1.0' -d {shlex.quote(body)}")
 
 
 def _grpc_call(host: str, port: int) -> str:
@@ -115,11 +123,13 @@ async def main() -> None:
         lines.append(f"gRPC      {args.host}:{bound}  (lf.a2a.v1.A2AService, a2a-version: 1.0)")
     lines += [
         f"JSON-RPC  {settings.public_url}",
+        f"HTTP+JSON {rest_url(settings)}  (POST message:send, GET tasks/{{id}}: docs/rest.md)",
         f"Card      {settings.public_url.rstrip('/')}/.well-known/agent-card.json",
         f"Agent     {settings.agent}",
         f"Store     {_store(settings)}",
         "Try:",
         "  " + _curl(settings.public_url),
+        "  " + _rest_curl(rest_url(settings)),
     ]
     if grpc is not None:
         lines.append("  " + _grpc_call(args.host, bound))

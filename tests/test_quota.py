@@ -1,6 +1,7 @@
-"""The per-caller quota (A2A_MAX_ACTIVE_TASKS_PER_CALLER), the same on both bindings and both
+"""The per-caller quota (A2A_MAX_ACTIVE_TASKS_PER_CALLER), the same on every binding and both
 stores: a caller with that many unfinished tasks is refused a new one (HTTP 429 with
-Retry-After and -32000 on JSON-RPC, RESOURCE_EXHAUSTED with RetryInfo on gRPC) before
+Retry-After and -32000 on JSON-RPC, 429 with Retry-After and the error body on HTTP+JSON,
+RESOURCE_EXHAUSTED with RetryInfo on gRPC) before
 anything is written; other callers, and messages to its existing tasks, go on; a task that
 finishes frees a place."""
 
@@ -25,7 +26,7 @@ from a2akit.store.base import Scope, TaskQuery, TaskStore
 from a2akit.store.dynamodb import DynamoDBStore
 from a2akit.store.memory import MemoryStore
 from handlers.jsonrpc_app import create_app
-from tests.support.errors import grpc_failure, grpc_status, jsonrpc_failure
+from tests.support.errors import grpc_failure, grpc_status, jsonrpc_failure, rest_failure
 from tests.support.harness import grpc_server
 from tests.support.messages import send_params
 
@@ -84,6 +85,36 @@ class JsonRpc:
         assert failure.info.metadata["limit"] == str(LIMIT)
 
 
+class Rest:
+    def __init__(self, client: httpx.AsyncClient) -> None:
+        self.client = client
+
+    async def send(self, token: str | None, params: dict[str, Any]) -> httpx.Response:
+        headers = {"A2A-Version": "1.0"}
+        if token is not None:
+            headers["Authorization"] = f"Bearer {token}"
+        return await self.client.post("/message:send", headers=headers, json=params)
+
+    async def task(self, token: str | None, params: dict[str, Any]) -> dict[str, Any]:
+        reply = await self.send(token, params)
+        assert reply.status_code == 200, reply.text
+        task: dict[str, Any] = reply.json()["task"]
+        return task
+
+    async def refused(self, token: str, params: dict[str, Any]) -> None:
+        reply = await self.send(token, params)
+        assert reply.status_code == 429
+        assert reply.headers["retry-after"] == "5"
+        body = reply.json()
+        assert body["error"]["status"] == "RESOURCE_EXHAUSTED"
+        failure = rest_failure(body, 429)
+        assert failure.info.reason == "TOO_MANY_ACTIVE_TASKS"
+        assert failure.info.metadata["limit"] == str(LIMIT)
+        retry = [d for d in body["error"]["details"] if d["@type"].endswith("RetryInfo")]
+        assert retry == [{"@type": "type.googleapis.com/google.rpc.RetryInfo",
+                          "retryDelay": "5s"}]
+
+
 class Grpc:
     def __init__(self, stub: Any) -> None:
         self.stub = stub
@@ -104,12 +135,12 @@ class Grpc:
         assert retry.retry_delay.seconds == 5
 
 
-@pytest.fixture(params=["jsonrpc", "grpc"])
+@pytest.fixture(params=["jsonrpc", "rest", "grpc"])
 async def binding(request: pytest.FixtureRequest, ops: Operations) -> AsyncIterator[Any]:
-    if request.param == "jsonrpc":
+    if request.param in ("jsonrpc", "rest"):
         transport = httpx.ASGITransport(app=create_app(ops))
         async with httpx.AsyncClient(transport=transport, base_url="http://a2a.test") as c:
-            yield JsonRpc(c)
+            yield JsonRpc(c) if request.param == "jsonrpc" else Rest(c)
     else:
         async with grpc_server(ops) as server:
             yield Grpc(server.stub)

@@ -3,6 +3,8 @@ came back, so the same cases run unchanged against:
 
 - `asgi`: the Starlette JSON-RPC app (TestClient);
 - `apigw_http_v2`, `function_url`: the real Mangum handler fed those Lambda event shapes;
+- `rest-asgi`, `rest-apigw_http_v2`, `rest-function_url`: the same app and handler over
+  HTTP+JSON (requests built by tests/support/rest.py);
 - `grpc`: a real grpc.aio server on a loopback port (its own event loop in a thread), called
   through a blocking channel.
 """
@@ -29,8 +31,11 @@ from handlers.jsonrpc_app import create_app
 from tests.jsonrpc.client import Client as JsonRpcClient
 from tests.jsonrpc.client import make_client
 from tests.support.harness import background_loop, end_tasks
+from tests.support.rest import rest_request
 
-TRANSPORTS = ["asgi", "apigw_http_v2", "function_url", "grpc"]
+TRANSPORTS = ["asgi", "apigw_http_v2", "function_url", "rest-asgi", "rest-apigw_http_v2",
+              "rest-function_url", "grpc"]
+REST = "rest-"
 
 
 @dataclasses.dataclass
@@ -100,6 +105,40 @@ class JsonRpcTransport:
             asyncio.set_event_loop(None)
 
 
+class RestTransport(JsonRpcTransport):
+    """The JSON-RPC transport's client and event loop, calling the HTTP+JSON routes."""
+
+    def __init__(self, name: str, ops: Operations) -> None:
+        super().__init__(name.removeprefix(REST), ops)
+        self.name = name
+
+    def call(self, method: str, request: Message, headers: dict[str, str]) -> Outcome:
+        if self._loop is not None:
+            asyncio.set_event_loop(self._loop)
+        verb, path, body, query = rest_request(method, request)
+        sent: dict[str, str | None] = {"A2A-Version": "1.0", "content-type": None}
+        if body is not None:
+            sent["content-type"] = "application/json"
+        reply = self.client.request(verb, path, b"" if body is None else json.dumps(
+            body).encode(), {**sent, **headers}, query)
+        text = reply.body.decode()
+        operation = OPERATIONS[method]
+        if reply.status != 200:
+            error = reply.json()["error"]
+            return Outcome(_reason(error["details"][0]), reply.status, text,
+                           challenge=reply.headers.get("www-authenticate"),
+                           message=error["message"])
+        if reply.headers.get("content-type", "").startswith("text/event-stream"):
+            events = reply.events()
+            errors = [e["error"] for e in events if "error" in e]
+            if errors:
+                return Outcome(_reason(errors[0]["details"][0]), reply.status, text,
+                               message=errors[0]["message"])
+            return Outcome(None, reply.status, text,
+                           [from_json(e, operation.response) for e in events])
+        return Outcome(None, reply.status, text, from_json(reply.json(), operation.response))
+
+
 class GrpcTransport:
     name = "grpc"
 
@@ -140,7 +179,7 @@ class GrpcTransport:
         self._run(end_tasks())
 
 
-Transport = JsonRpcTransport | GrpcTransport
+Transport = JsonRpcTransport | GrpcTransport  # RestTransport is a JsonRpcTransport
 
 
 def _drain(loop: asyncio.AbstractEventLoop) -> None:
@@ -155,7 +194,9 @@ def _drain(loop: asyncio.AbstractEventLoop) -> None:
 
 
 def open_transport(name: str, ops: Operations) -> Transport:
-    return GrpcTransport(ops) if name == "grpc" else JsonRpcTransport(name, ops)
+    if name == "grpc":
+        return GrpcTransport(ops)
+    return RestTransport(name, ops) if name.startswith(REST) else JsonRpcTransport(name, ops)
 
 
 def transport(name: str, ops: Operations) -> Iterator[Transport]:

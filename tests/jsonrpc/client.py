@@ -79,6 +79,11 @@ class Client:
     def get(self, path: str, headers: dict[str, str] | None = None) -> Reply:
         raise NotImplementedError
 
+    def request(self, method: str, path: str, body: bytes = b"",
+                headers: Mapping[str, str | None] | None = None, query: str = "") -> Reply:
+        """Any method at any path, headers as given (HTTP+JSON: tests/rest/client.py)."""
+        raise NotImplementedError
+
 
 class AsgiClient(Client):
     def __init__(self, app: Starlette) -> None:
@@ -94,6 +99,13 @@ class AsgiClient(Client):
 
     def get(self, path: str, headers: dict[str, str] | None = None) -> Reply:
         r = self._client.get(path, headers=headers or {})
+        return Reply(r.status_code, dict(r.headers), r.content)
+
+    def request(self, method: str, path: str, body: bytes = b"",
+                headers: Mapping[str, str | None] | None = None, query: str = "") -> Reply:
+        r = self._client.request(method, path + ("?" + query if query else ""), content=body,
+                                 headers=_present({k.lower(): v for k, v in
+                                                   (headers or {}).items()}))
         return Reply(r.status_code, dict(r.headers), r.content)
 
     def close(self) -> None:
@@ -142,6 +154,10 @@ class LambdaClient(Client):
 
     def get(self, path: str, headers: dict[str, str] | None = None) -> Reply:
         return self._invoke("GET", path, b"", headers or {})
+
+    def request(self, method: str, path: str, body: bytes = b"",
+                headers: Mapping[str, str | None] | None = None, query: str = "") -> Reply:
+        return self._invoke(method, path, body, headers or {}, query)
 
     def close(self) -> None:
         pass

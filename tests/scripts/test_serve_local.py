@@ -6,10 +6,12 @@ And the two calls its banner offers (the curl line's request and `./dev grpc-cal
 from __future__ import annotations
 
 import json
+import shlex
 import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
@@ -49,15 +51,29 @@ def test_taken_port_is_one_line_and_no_banner(taken_port: int, option: str) -> N
 def test_banner_names_the_store_and_both_calls_work(start: Start) -> None:
     server = start([*SERVE, "--port", "0", "--grpc-port", "0"], clean_env())
     url = server.wait_for("JSON-RPC").split()[-1]
+    rest_url = server.wait_for("HTTP+JSON").split()[1]
+    assert rest_url == url  # one URL for both HTTP bindings by default
     grpc_address = server.lines[0].split()[1]
     assert server.wait_for("Store") == (
         "Store     embedded (in memory: tasks go when the server stops)")
+    rest_curl = shlex.split(server.wait_for("/message:send").strip())
     grpc_call = server.wait_for("./dev grpc-call").strip()
     assert grpc_call == f"./dev grpc-call hello --address {grpc_address}"
 
     # The curl line's request: the port is listening once the banner is out.
     task = send_hello(url, "hello-1")["result"]["task"]
     assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+
+    # The HTTP+JSON curl line, as it is printed.
+    words = rest_curl
+    assert words[:3] == ["curl", "-s", rest_url.rstrip("/") + "/message:send"]
+    headers = dict(words[i + 1].split(": ", 1) for i, w in enumerate(words) if w == "-H")
+    request = urllib.request.Request(words[2], data=words[words.index("-d") + 1].encode(),
+                                     headers=headers)
+    with urllib.request.urlopen(request, timeout=30) as response:
+        rest_task = json.load(response)["task"]
+    assert rest_task["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert rest_task["artifacts"][0]["parts"] == [{"text": "hello"}]
 
     # The banner's gRPC line, as `./dev grpc-call` runs it.
     args = grpc_call.removeprefix("./dev grpc-call ").split()

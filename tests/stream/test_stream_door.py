@@ -117,6 +117,28 @@ def test_a_stage_path_reaches_the_interface_and_the_card(tmp_path: Path) -> None
     assert card.json()["supportedInterfaces"][0]["url"].endswith("/a2a/")
 
 
+def test_http_json_streams_live_under_a_stage(tmp_path: Path) -> None:
+    # The adapter forwards `/message:stream`; the request context has the stage's path.
+    with door(tmp_path / "door.log", adapter=True, path="/a2a/") as url:
+        lines: list[tuple[float, str]] = []
+        with httpx.Client(timeout=60) as client, client.stream(
+                "POST", url + "message:stream", json=rpc("SendStreamingMessage", "4")["params"],
+                headers={"A2A-Version": "1.0", "x-amzn-lambda-context": lambda_context(60),
+                         "x-amzn-request-context": _claims("someone", "/a2a/message:stream")},
+        ) as response:
+            assert response.status_code == 200
+            lines.extend((time.time(), line) for line in response.iter_lines())
+    events = [(at, json.loads(line[len("data: "):]))
+              for at, line in lines if line.startswith("data: ")]
+    assert "task" in events[0][1] and "result" not in events[0][1]  # bare StreamResponses
+    chunks = [(at, e["artifactUpdate"]["artifact"]["parts"][0]["text"])
+              for at, e in events if "artifactUpdate" in e]
+    assert len(chunks) == 4
+    assert max(at - float(text.split("@")[1].rstrip(";")) for at, text in chunks) < (
+        LIVE_LAG_SECONDS), chunks
+    assert events[-1][1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
 def test_queue_mode_streams_a_workers_events_live(
     ddb_endpoint: str, moto_endpoint: str, tmp_path: Path
 ) -> None:

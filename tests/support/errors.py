@@ -12,7 +12,7 @@ from google.protobuf import any_pb2, json_format
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
-__all__ = ["Failure", "grpc_failure", "grpc_status", "jsonrpc_failure"]
+__all__ = ["Failure", "grpc_failure", "grpc_status", "jsonrpc_failure", "rest_failure"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,3 +56,13 @@ def grpc_failure(error: grpc.RpcError) -> Failure:
     """A failed gRPC call (grpc or grpc.aio): status code, details string and Status details."""
     info, bad = _details(grpc_status(error).details)
     return Failure(error.code().value[0], error.details() or "", info, bad)
+
+
+def rest_failure(body: Mapping[str, Any], status: int) -> Failure:
+    """An HTTP+JSON error body (spec 11.6): `{"error": {code, status, message, details}}`,
+    its `code` the HTTP status; the details are the Status details."""
+    error = body["error"]
+    assert error["code"] == status, (error, status)
+    info, bad = _details([json_format.ParseDict(item, any_pb2.Any())
+                          for item in error["details"]])
+    return Failure(status, error["message"], info, bad)

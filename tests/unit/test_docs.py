@@ -100,21 +100,22 @@ def test_pages_name_only_variables_the_code_reads(page: Path) -> None:
 
 def _catalogue_rows() -> dict[str, tuple[str, ...]]:
     return {error.__name__: (str(error.jsonrpc_code), code_pb2.Code.Name(error.grpc_code),
-                             str(error.http_status), error.reason)
+                             str(error.http_status), str(error.rest_status), error.reason)
             for error in CATALOGUE}
 
 
 def _errors_doc_rows() -> dict[str, tuple[str, ...]]:
     rows = _table_rows(ERRORS_DOC.read_text())
-    header = ["error", "JSON-RPC code", "gRPC status", "HTTP status", "reason"]
-    start = next(i for i, row in enumerate(rows) if row[:5] == header)
+    header = ["error", "JSON-RPC code", "gRPC status", "HTTP status", "HTTP+JSON status",
+              "reason"]
+    start = next(i for i, row in enumerate(rows) if row[:6] == header)
     table: dict[str, tuple[str, ...]] = {}
     for row in rows[start + 2:]:
         name = _code(row[0])
         if name is None or not name.endswith("Error"):
             break  # the next table
         assert name not in table, f"{ERRORS_DOC.relative_to(ROOT)} has two rows for {name}"
-        table[name] = tuple(_code(cell) or cell for cell in row[1:5])
+        table[name] = tuple(_code(cell) or cell for cell in row[1:6])
     return table
 
 
@@ -128,7 +129,8 @@ def test_errors_doc_is_the_catalogue() -> None:
     for name, row in expected.items():
         assert documented[name] == row, (
             f"{where}: {name} is {' | '.join(documented[name])}, but a2akit/errors.py says "
-            f"{' | '.join(row)} (JSON-RPC code | gRPC status | HTTP status | reason)")
+            f"{' | '.join(row)} (JSON-RPC code | gRPC status | HTTP status | HTTP+JSON status "
+            "| reason)")
 
 
 def _slug(heading: str) -> str:

@@ -14,6 +14,7 @@ from a2akit.errors import (
     DOMAIN,
     A2AError,
     InvalidParamsError,
+    InvalidRequestError,
     MethodNotFoundError,
     TaskNotFoundError,
     UnavailableError,
@@ -140,3 +141,27 @@ def test_unavailable_says_it_may_be_retried() -> None:
     assert info.reason == "UNAVAILABLE" and dict(info.metadata) == {"retryable": "true"}
     assert dict(_info(UnavailableError(metadata={"store": "dynamodb"})).metadata) == {
         "retryable": "true", "store": "dynamodb"}
+
+
+# The HTTP column of the spec's error table (bindings.md 2.3, spec 5.4 v1.0.1), and the
+# reference SDK's statuses for its non-A2A reasons.
+_SPEC_HTTP = {
+    "TASK_NOT_FOUND": 404, "TASK_NOT_CANCELABLE": 400, "PUSH_NOTIFICATION_NOT_SUPPORTED": 400,
+    "UNSUPPORTED_OPERATION": 400, "CONTENT_TYPE_NOT_SUPPORTED": 400,
+    "INVALID_AGENT_RESPONSE": 500, "EXTENDED_AGENT_CARD_NOT_CONFIGURED": 400,
+    "EXTENSION_SUPPORT_REQUIRED": 400, "VERSION_NOT_SUPPORTED": 400,
+    "INVALID_PARAMS": 400, "INVALID_REQUEST": 400, "METHOD_NOT_FOUND": 404,
+    "INTERNAL_ERROR": 500, "UNAUTHENTICATED": 401, "PERMISSION_DENIED": 403,
+    "UNAVAILABLE": 503, "PARSE_ERROR": 400, "TOO_MANY_ACTIVE_TASKS": 429,
+}
+
+
+def test_http_json_status_is_the_spec_table() -> None:
+    assert {e.reason: e.rest_status for e in CATALOGUE} == _SPEC_HTTP
+
+
+def test_an_occurrence_names_its_http_status_on_both_http_bindings() -> None:
+    error = InvalidRequestError("not JSON", http_status=415)
+    assert (error.http_status, error.rest_status) == (415, 415)
+    plain = InvalidRequestError("again")
+    assert (plain.http_status, plain.rest_status) == (200, 400)

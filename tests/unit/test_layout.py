@@ -93,3 +93,20 @@ def test_the_front_door_loads_no_other_entry_points_dependencies() -> None:
                             env={"A2A_ALLOW_ANONYMOUS": "true", "PATH": ""}).stdout
     for heavy in ("grpc", "boto3", "botocore", "httpx", "jwt", "cryptography", "uvicorn"):
         assert f"'{heavy}'" not in loaded, heavy
+
+
+def test_the_http_json_binding_loads_on_its_first_request() -> None:
+    """Its module and route table stay out of the JSON-RPC front door's cold start
+    (docs/performance.md), and come in with the first HTTP+JSON request."""
+    code = ("import sys, handlers.jsonrpc as door; "
+            "from starlette.testclient import TestClient; "
+            "before = sorted(m for m in sys.modules if m.startswith('handlers.rest_')); "
+            "TestClient(door.app).get('/tasks', headers={'A2A-Version': '1.0'}); "
+            "after = sorted(m for m in sys.modules if m.startswith('handlers.rest_')); "
+            "print(before, after)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True,
+                         capture_output=True, text=True,
+                         env={"A2A_ALLOW_ANONYMOUS": "true", "PATH": ""}).stdout
+    assert out.split("\n")[0] == ("['handlers.rest_mount'] "
+                                  "['handlers.rest_app', 'handlers.rest_mount', "
+                                  "'handlers.rest_routes']")

@@ -59,8 +59,8 @@ def test_undefined_enum_numbers_are_found_in_nested_and_repeated_fields() -> Non
     request = send_request("hi", message_id="m-1")
     request.message.role = 99  # type: ignore[assignment]
     assert _refused(check_enum_values, request).violations == [
-        ("message.role", "not a Role value")]
+        ("message.role", "is not a Role value")]
     listing = pb.ListTasksRequest()
     listing.status = 77  # type: ignore[assignment]
     assert _refused(check_enum_values, listing).violations == [
-        ("status", "not a TaskState value")]
+        ("status", "is not a TaskState value")]
