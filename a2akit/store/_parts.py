@@ -1,0 +1,145 @@
+"""Large snapshots and events on DynamoDB: an item over 400 KB is split into parts, items
+under the task's partition, and joined again when read (docs/store.md, "Large tasks").
+
+The item keeps its key, its other attributes and the first part of its bytes (as much as
+fits), plus ``parts`` (how many) and ``part_token`` (random, new for every split); part
+``i`` (1..parts-1) is the item ``PART#<token>#<i, 6 digits>`` holding ``part``. A write puts
+the parts in the same transaction as the item or in earlier ones (they precede it in the
+write's order, `table.transactions`), so whoever can read the item can read its parts. A new
+token per split means parts are never overwritten: a snapshot's parts stay valid until the
+write after it commits and deletes them (`delete`); a reader that finds them gone read a
+snapshot that was replaced meanwhile, and reads it again (`join`). Event parts live as long
+as their event.
+
+Items that fit are stored as before: reading them costs no more than before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from a2akit.errors import A2AError, UnavailableError
+from a2akit.store import table
+from a2akit.store.table import Item
+
+__all__ = ["Call", "Ref", "batch_get", "delete", "join", "ref", "split"]
+
+log = logging.getLogger("a2akit.store.dynamodb")
+
+# The store's `_call`: runs one client method in a worker thread, its errors translated.
+Call = Callable[..., Awaitable[Any]]
+
+PART = "part"  # B: the bytes of one part
+_SPARE = 256  # bytes kept free of each item, for the attributes the split adds
+_BATCH_GET_KEYS = 100  # DynamoDB's BatchGetItem limit
+_BATCH_WRITE_ITEMS = 25  # and BatchWriteItem's
+_ATTEMPTS = 5
+
+Ref = tuple[str, str, int]  # a split item's parts: pk, token, how many
+
+
+def split(item: Item, attribute: str) -> list[Item]:
+    """If `item` is over DynamoDB's item size, move all but the first part of its bytes
+    (`attribute`, B) to part items, which it returns (it marks `item` with their count and
+    token); else nothing. Each part carries the item's expiry, if it has one."""
+    size = table.item_size(item)
+    if size <= table.MAX_ITEM_BYTES:
+        return []
+    data: bytes = item[attribute]["B"]
+    pk = item[table.PK]["S"]
+    token = os.urandom(8).hex()
+    first = table.MAX_ITEM_BYTES - (size - len(data)) - _SPARE
+    empty: Item = {**table.key(pk, table.part_sk(token, 0)), PART: {"B": b""}}
+    if table.TTL_ATTRIBUTE in item:
+        empty[table.TTL_ATTRIBUTE] = item[table.TTL_ATTRIBUTE]
+    each = table.MAX_ITEM_BYTES - table.item_size(empty) - _SPARE
+    chunks = [data[:first]] + [data[start:start + each] for start in range(first, len(data), each)]
+    item[attribute] = {"B": chunks[0]}
+    item[table.PARTS] = {"N": str(len(chunks))}
+    item[table.PART_TOKEN] = {"S": token}
+    parts = [{**empty, table.SK: {"S": table.part_sk(token, index)}, PART: {"B": chunk}}
+             for index, chunk in enumerate(chunks) if index]
+    for part in parts:
+        table.check_size(part, "a part of a large item")
+    table.check_size(item, "a split item")
+    return parts
+
+
+def ref(item: Item) -> Ref | None:
+    """Where a split item's other parts are; None for an item stored whole."""
+    if table.PARTS not in item:
+        return None
+    return item[table.PK]["S"], item[table.PART_TOKEN]["S"], int(item[table.PARTS]["N"])
+
+
+def _keys(where: Ref) -> list[Item]:
+    pk, token, count = where
+    return [table.key(pk, table.part_sk(token, index)) for index in range(1, count)]
+
+
+async def batch_get(call: Call, client: Any, table_name: str, keys: Sequence[Item],
+                    extra: Item) -> list[Item]:
+    """The items of `keys` (in any order; absent ones left out), 100 keys per call,
+    unprocessed keys read again with backoff."""
+    found: list[Item] = []
+    for start in range(0, len(keys), _BATCH_GET_KEYS):
+        request: Any = {table_name: {"Keys": list(keys[start:start + _BATCH_GET_KEYS]),
+                                     **extra}}
+        for attempt in range(_ATTEMPTS):
+            response = await call(client.batch_get_item, RequestItems=request)
+            found.extend(response.get("Responses", {}).get(table_name, []))
+            request = response.get("UnprocessedKeys") or {}
+            if not request:
+                break
+            await asyncio.sleep(0.05 * 2**attempt)
+        else:
+            raise UnavailableError()
+    return found
+
+
+async def join(call: Call, client: Any, table_name: str, items: Sequence[Item],
+               attribute: str) -> list[Item]:
+    """Put the whole bytes back into each split item of `items` (in place), reading all their
+    parts in one BatchGetItem (strongly consistent); returns the items whose parts are gone
+    (left as they were)."""
+    split_items = [(item, where) for item in items if (where := ref(item)) is not None]
+    if not split_items:
+        return []
+    keys = [key for _, where in split_items for key in _keys(where)]
+    found = await batch_get(call, client, table_name, keys, {"ConsistentRead": True})
+    parts = {(item[table.PK]["S"], item[table.SK]["S"]): item[PART]["B"] for item in found}
+    gone: list[Item] = []
+    for item, (pk, token, count) in split_items:
+        chunks = [parts.get((pk, table.part_sk(token, index))) for index in range(1, count)]
+        if any(chunk is None for chunk in chunks):
+            gone.append(item)
+            continue
+        item[attribute] = {"B": b"".join([item[attribute]["B"], *(c for c in chunks if c)])}
+        for name in (table.PARTS, table.PART_TOKEN):
+            del item[name]
+    return gone
+
+
+async def delete(call: Call, client: Any, table_name: str, where: Ref) -> None:
+    """Delete the parts of a replaced snapshot (BatchWriteItem, 25 at a time). A failure is
+    logged only: the parts stay under the task's partition and expire with the task."""
+    keys = _keys(where)
+    try:
+        for start in range(0, len(keys), _BATCH_WRITE_ITEMS):
+            request: Any = {table_name: [{"DeleteRequest": {"Key": key}}
+                                         for key in keys[start:start + _BATCH_WRITE_ITEMS]]}
+            for attempt in range(_ATTEMPTS):
+                response = await call(client.batch_write_item, RequestItems=request)
+                request = response.get("UnprocessedItems") or {}
+                if not request:
+                    break
+                await asyncio.sleep(0.05 * 2**attempt)
+            else:
+                raise UnavailableError()
+    except A2AError:
+        log.warning("could not delete the parts of a replaced snapshot of %s; they expire "
+                    "with the task", where[0], exc_info=True)
