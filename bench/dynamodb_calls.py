@@ -36,7 +36,7 @@ from scripts.dynamodb_local import dynamodb_local, set_dummy_credentials  # noqa
 
 TABLE = "a2akit-bench"
 DATA_CALLS = ("GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "TransactWriteItems",
-              "BatchWriteItem")
+              "BatchWriteItem", "BatchGetItem")
 
 
 class Meter:
@@ -156,9 +156,45 @@ async def run(endpoint: str) -> list[tuple[str, Meter, str]]:
         row("list page (50 of 62)", "shard queries + the page's tasks + the 8 count items")
         page = await store.list(scope, TaskQuery(page_size=50, context_id="none"))
         row("list, a context with no task", "one query of an empty context partition")
+        await large(store, Scope("tenant-1", "large"), row)
         return rows
     finally:
         client.close()
+
+
+async def large(store: DynamoDBStore, scope: Scope, row: Any) -> None:
+    """Tasks over DynamoDB's 400 KB item: an echo of a 250 KB message, a 5 MB conversation."""
+    text = "echo " * 50_000  # 250 KB
+    echo = echo_task("e1", pb.TASK_STATE_COMPLETED, 20_000)
+    echo.history[0].parts[0].text = text
+    echo.artifacts.add(artifact_id="a1").parts.add(text=text)
+    assert await store.find_message(scope, "m-e1") is None
+    await store.create(scope, echo, [pb.StreamResponse(task=echo)], message_id="m-e1")
+    row("echo SendMessage, 250 KB message", "500 KB task + event: 2 items + 2 parts")
+    fresh = DynamoDBStore(TABLE, store._client)
+    assert (await fresh.get(scope, "e1")) is not None
+    row("get, 500 KB task", "GetItem + its part (BatchGetItem)")
+    assert len(await fresh.events_after(scope, "e1", 0)) == 1
+    row("events_after, one 500 KB event", "Query + its part (BatchGetItem)")
+
+    conversation = echo_task("c1", pb.TASK_STATE_WORKING, 20_001)
+    for turn in range(20):
+        conversation.history.add(message_id=f"u{turn}", role=pb.ROLE_USER).parts.add(
+            text=f"turn {turn} " * 25_000)
+    made = await store.create(scope, conversation, [])
+    row("create, 5 MB task", "13 parts: 2 transactions (4 MB each at most)")
+    stored = await store.update(scope, "c1", made.version, conversation,
+                                [status("c1", pb.TASK_STATE_WORKING)])
+    row("update, 5 MB task (1 event)", "new parts, the old ones deleted (BatchWriteItem)")
+    assert (await fresh.get(scope, "c1")) is not None
+    row("get, 5 MB task", "GetItem + BatchGetItem of 12 parts")
+    page = await fresh.list(scope, TaskQuery(page_size=10))
+    assert len(page.tasks) == 2
+    row("list page: the 500 KB and the 5 MB task", "+ one BatchGetItem of their parts")
+    done = pb.Task.FromString(conversation.SerializeToString())
+    done.status.state = pb.TASK_STATE_COMPLETED  # type: ignore[assignment]
+    await store.update(scope, "c1", stored.version, done, [status("c1", pb.TASK_STATE_COMPLETED)])
+    row("terminal update, 5 MB task", "+ its older items' expiry step")
 
 
 # --- ListTasks at scale -------------------------------------------------------------------

@@ -14,7 +14,7 @@ import botocore.config
 import botocore.exceptions
 import pytest
 
-from a2akit.errors import InternalError, InvalidParamsError, UnavailableError
+from a2akit.errors import InternalError, UnavailableError
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.store import cursor, table
 from a2akit.store.base import Scope, TaskQuery, VersionConflictError
