@@ -11,14 +11,19 @@ write after it commits and deletes them (`delete`); a reader that finds them gon
 snapshot that was replaced meanwhile, and reads it again (`join`). Event parts live as long
 as their event.
 
-Items that fit are stored as before: reading them costs no more than before.
+Items that fit are stored as before: reading them costs no more than before. Since parts are
+never overwritten, the whole bytes of a token never change: the store keeps those of the
+large snapshots it wrote or read (`Cache`), so a runner that reads its own task again (its
+cancel watch, its lease renewals) reads the item only, not its parts.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
 import os
+import threading
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -26,7 +31,7 @@ from a2akit.errors import A2AError, UnavailableError
 from a2akit.store import table
 from a2akit.store.table import Item
 
-__all__ = ["Call", "Ref", "batch_get", "delete", "join", "ref", "split"]
+__all__ = ["Cache", "Call", "Ref", "batch_get", "delete", "join", "ref", "split"]
 
 log = logging.getLogger("a2akit.store.dynamodb")
 
@@ -40,6 +45,36 @@ _BATCH_WRITE_ITEMS = 25  # and BatchWriteItem's
 _ATTEMPTS = 5
 
 Ref = tuple[str, str, int]  # a split item's parts: pk, token, how many
+
+
+class Cache:
+    """The whole bytes of split items by (pk, token), least recently used dropped past
+    `max_bytes`. Safe to share between threads."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self._entries: collections.OrderedDict[tuple[str, str], bytes] = (
+            collections.OrderedDict())
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def get(self, pk: str, token: str) -> bytes | None:
+        with self._lock:
+            data = self._entries.get((pk, token))
+            if data is not None:
+                self._entries.move_to_end((pk, token))
+            return data
+
+    def put(self, pk: str, token: str, data: bytes) -> None:
+        if len(data) > self.max_bytes:
+            return
+        with self._lock:
+            old = self._entries.pop((pk, token), None)
+            self._bytes += len(data) - (0 if old is None else len(old))
+            self._entries[(pk, token)] = data
+            while self._bytes > self.max_bytes:
+                _, dropped = self._entries.popitem(last=False)
+                self._bytes -= len(dropped)
 
 
 def split(item: Item, attribute: str) -> list[Item]:
@@ -102,11 +137,20 @@ async def batch_get(call: Call, client: Any, table_name: str, keys: Sequence[Ite
 
 
 async def join(call: Call, client: Any, table_name: str, items: Sequence[Item],
-               attribute: str) -> list[Item]:
-    """Put the whole bytes back into each split item of `items` (in place), reading all their
-    parts in one BatchGetItem (strongly consistent); returns the items whose parts are gone
-    (left as they were)."""
-    split_items = [(item, where) for item in items if (where := ref(item)) is not None]
+               attribute: str, cache: Cache | None = None) -> list[Item]:
+    """Put the whole bytes back into each split item of `items` (in place): from `cache`, or
+    reading all their parts in one BatchGetItem (strongly consistent), then kept in `cache`;
+    returns the items whose parts are gone (left as they were)."""
+    split_items = []
+    for item in items:
+        where = ref(item)
+        if where is None:
+            continue
+        known = None if cache is None else cache.get(where[0], where[1])
+        if known is not None:
+            _whole(item, attribute, known)
+        else:
+            split_items.append((item, where))
     if not split_items:
         return []
     keys = [key for _, where in split_items for key in _keys(where)]
@@ -118,10 +162,17 @@ async def join(call: Call, client: Any, table_name: str, items: Sequence[Item],
         if any(chunk is None for chunk in chunks):
             gone.append(item)
             continue
-        item[attribute] = {"B": b"".join([item[attribute]["B"], *(c for c in chunks if c)])}
-        for name in (table.PARTS, table.PART_TOKEN):
-            del item[name]
+        data = b"".join([item[attribute]["B"], *(c for c in chunks if c)])
+        if cache is not None:
+            cache.put(pk, token, data)
+        _whole(item, attribute, data)
     return gone
+
+
+def _whole(item: Item, attribute: str, data: bytes) -> None:
+    item[attribute] = {"B": data}
+    for name in (table.PARTS, table.PART_TOKEN):
+        del item[name]
 
 
 async def delete(call: Call, client: Any, table_name: str, where: Ref) -> None:

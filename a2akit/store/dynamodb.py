@@ -66,6 +66,9 @@ log = logging.getLogger(__name__)
 _CACHE_SIZE = 4096
 _REREADS = 5  # a large snapshot replaced while its parts were read: read again so often
 _Known = tuple[int, int, _parts.Ref | None]  # a version's last_seq, state and parts
+# The whole bytes of the large snapshots this store last wrote or read (docs/store.md,
+# "Large tasks"): a runner's own reads of its task then read no parts.
+_PART_CACHE_BYTES = 32 * 1024 * 1024
 
 T = TypeVar("T")
 
@@ -104,6 +107,7 @@ class DynamoDBStore(TaskStore):
             collections.OrderedDict()
         )
         self._seqs_lock = threading.Lock()
+        self._part_cache = _parts.Cache(_PART_CACHE_BYTES)
 
     # --- plumbing ----------------------------------------------------------------------
 
@@ -184,7 +188,7 @@ class DynamoDBStore(TaskStore):
                 return None
             parts = _parts.ref(item)
             if not await _parts.join(self._call, self._client, self.table_name, [item],
-                                     "task"):
+                                     "task", self._part_cache):
                 return self._stored(pk, item, parts)
             response = await self._call(
                 self._client.get_item, TableName=self.table_name,
@@ -402,6 +406,8 @@ class DynamoDBStore(TaskStore):
             snapshot.update(table.lease_attributes(pk, lease))
         # A large snapshot's parts close the events: they land with it or before it.
         snapshot_parts = _parts.split(snapshot, "task")
+        if snapshot_parts:
+            self._part_cache.put(pk, snapshot[table.PART_TOKEN]["S"], data)
         table.check_size(snapshot, "the task")
         puts: list[Item] = []
         for offset, event in enumerate(raw_events):
