@@ -15,6 +15,7 @@ import pytest
 
 from a2akit.agent import RequestContext, TaskHandle
 from a2akit.errors import InvalidParamsError
+from a2akit.examples.echo import EchoAgent
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.runtime import build_operations
 from a2akit.settings import Settings
@@ -236,3 +237,24 @@ def test_a_5_mb_task_streamed_subscribed_and_read_through_jsonrpc(
         "SubscribeToTask", {"tenant": scope.tenant, "id": started["id"]}).events()]
     assert events[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
     assert _artifact_text(events) == _expected_artifact(_text(250 * KB, "again "))
+
+
+def test_an_echo_over_the_limit_is_refused_through_jsonrpc_with_nothing_stored(
+        store: TaskStore, scope: Scope) -> None:
+    store.max_task_bytes = 300 * KB  # what A2A_MAX_TASK_BYTES sets (the stores' argument)
+    client = AsgiClient(create_app(build_operations(Settings(allow_anonymous=True), store=store,
+                                                    agent=EchoAgent())))
+    try:
+        error = client.error("SendMessage", {"tenant": scope.tenant,
+                                             "message": user_message("x" * 250 * KB)})
+        assert error["code"] == -32602
+        assert "A2A_MAX_TASK_BYTES" in error["message"], error
+        assert "DynamoDB" not in error["message"]
+        listed = client.result("ListTasks", {"tenant": scope.tenant})
+        assert listed["tasks"] == [] and listed["totalSize"] == 0
+        # Within the limit, the same store takes it.
+        done = client.result("SendMessage", {"tenant": scope.tenant,
+                                            "message": user_message("y" * 100 * KB)})
+        assert done["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+    finally:
+        client.close()
