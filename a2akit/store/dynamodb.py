@@ -3,8 +3,8 @@
 The table, its key layout and size limits are `a2akit.store.table`; botocore errors become
 the kit's in `a2akit.store._errors` (with `a2akit.aws`); the ListTasks order and page tokens are
 `a2akit.store.cursor`, shared with the embedded store; writes of any size are planned in
-`_writes`, retention in `_expiry`, ListTasks in `_listing`, leases in `_leasing` and push
-configs in `_configs`. See docs/store.md.
+`_writes`, retention in `_expiry`, ListTasks in `_listing`, leases in `_leasing`, push
+configs in `_configs`, event reads in `_events` and large items in `_parts`. See docs/store.md.
 
 The store runs on boto3's low-level client or on the kit's own (`_client`, what `env_client`
 gives on Lambda: no botocore at cold start); both are synchronous, and every call runs in a
@@ -26,10 +26,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from a2akit import aws
 from a2akit.clock import epoch_ms
-from a2akit.errors import InternalError, InvalidParamsError, UnavailableError
+from a2akit.errors import InvalidParamsError, UnavailableError
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.states import is_terminal
-from a2akit.store import _configs, _leasing, _parts, cursor, table
+from a2akit.store import _configs, _events, _leasing, _parts, cursor, table
 from a2akit.store._client import Client, env_client
 from a2akit.store._errors import Interpret, error_code, translated
 from a2akit.store._expiry import expire_finished, expire_task
@@ -280,7 +280,7 @@ class DynamoDBStore(TaskStore):
                     raise VersionConflictError(task_id) from None  # the caller re-reads
                 # Its writer died mid-way: keep the events it wrote, write after them.
                 breaking, old_state, old_parts = held.token, held.state, held.parts
-                last_seq = await self._last_event_seq(pk, held.last_seq)
+                last_seq = await _events.last_seq(self, pk, held.last_seq)
                 continue
             stored = self._stored(pk, snapshot, _parts.ref(snapshot), task)
             self._wrote(scope, stored, events)
@@ -347,17 +347,6 @@ class DynamoDBStore(TaskStore):
                 ProjectionExpression="#w", ExpressionAttributeNames={"#w": table.WRITER})
             if response.get("Item", {}).get(table.WRITER, {}).get("S") != held.token:
                 return
-
-    async def _last_event_seq(self, pk: str, floor: int) -> int:
-        """The highest event sequence number written under `pk` (at least `floor`)."""
-        page = await self._call(
-            self._client.query, TableName=self.table_name,
-            KeyConditionExpression="pk = :pk AND sk BETWEEN :lo AND :hi",
-            ExpressionAttributeValues={":pk": {"S": pk}, ":lo": {"S": table.event_sk(0)},
-                                       ":hi": {"S": table.LAST_EVENT_SK}},
-            ScanIndexForward=False, Limit=1, ConsistentRead=True, ProjectionExpression="seq")
-        items = page.get("Items", [])
-        return max([floor, *(int(item["seq"]["N"]) for item in items)])
 
     def _put(self, item: Item, condition: str | None = None, values: Item | None = None
              ) -> Item:
@@ -466,44 +455,10 @@ class DynamoDBStore(TaskStore):
         return await expire_finished(self._call, self._client, self.table_name, limit)
 
     async def events_after(self, scope: Scope, task_id: str, seq: int) -> list[StoredEvent]:
-        kwargs: dict[str, Any] = {
-            "TableName": self.table_name,
-            "KeyConditionExpression": "pk = :pk AND sk BETWEEN :lo AND :hi",
-            "ExpressionAttributeValues": {
-                ":pk": {"S": table.task_pk(scope, task_id)},
-                ":lo": {"S": table.event_sk(max(0, seq) + 1)},
-                ":hi": {"S": table.LAST_EVENT_SK},
-            },
-            "ConsistentRead": True,
-        }
-        events: list[StoredEvent] = []
-        while True:
-            page = await self._call(self._client.query, **kwargs)
-            items = page.get("Items", [])
-            await self._join_events(items)
-            events.extend(
-                StoredEvent(int(item["seq"]["N"]), pb.StreamResponse.FromString(item["event"]["B"]))
-                for item in items
-            )
-            if "LastEvaluatedKey" not in page:
-                return events
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        return await _events.events_after(self, scope, task_id, seq)
 
     async def event(self, scope: Scope, task_id: str, seq: int) -> pb.StreamResponse | None:
-        response = await self._call(
-            self._client.get_item, TableName=self.table_name,
-            Key=table.key(table.task_pk(scope, task_id), table.event_sk(seq)),
-            ConsistentRead=True)
-        item = response.get("Item")
-        if item is None:
-            return None
-        await self._join_events([item])
-        return pb.StreamResponse.FromString(item["event"]["B"])
-
-    async def _join_events(self, items: list[Item]) -> None:
-        """Join the parts of the large events among `items`, which live as long as they do."""
-        if await _parts.join(self._call, self._client, self.table_name, items, "event"):
-            raise InternalError("a stored event is missing a part")
+        return await _events.event(self, scope, task_id, seq)
 
     async def find_message(self, scope: Scope, message_id: str) -> str | None:
         response = await self._call(
