@@ -31,7 +31,8 @@ from a2akit.errors import A2AError, UnavailableError
 from a2akit.store import table
 from a2akit.store.table import Item
 
-__all__ = ["Cache", "Call", "Ref", "batch_get", "delete", "join", "ref", "split"]
+__all__ = ["Cache", "Call", "Ref", "batch_get", "delete", "join", "join_by_query", "ref",
+           "split"]
 
 log = logging.getLogger("a2akit.store.dynamodb")
 
@@ -167,6 +168,35 @@ async def join(call: Call, client: Any, table_name: str, items: Sequence[Item],
             cache.put(pk, token, data)
         _whole(item, attribute, data)
     return gone
+
+
+async def join_by_query(call: Call, client: Any, table_name: str, item: Item,
+                        attribute: str) -> bool:
+    """`join` for one item, its parts read by `Query` (strongly consistent, 1 MB a page)
+    rather than BatchGetItem: for a reader allowed GetItem and Query only (the push
+    dispatcher). Returns False when its parts are gone."""
+    where = ref(item)
+    if where is None:
+        return True
+    pk, token, count = where
+    kwargs: Item = {
+        "TableName": table_name,
+        "KeyConditionExpression": "pk = :pk AND begins_with(sk, :p)",
+        "ExpressionAttributeValues": {":pk": {"S": pk},
+                                      ":p": {"S": table.part_sk(token, 0)[:-6]}},
+        "ConsistentRead": True,
+    }
+    chunks: list[bytes] = []
+    while True:
+        page = await call(client.query, **kwargs)
+        chunks += [part[PART]["B"] for part in page.get("Items", [])]  # in sk order
+        if "LastEvaluatedKey" not in page:
+            break
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+    if len(chunks) != count - 1:
+        return False
+    _whole(item, attribute, b"".join([item[attribute]["B"], *chunks]))
+    return True
 
 
 def _whole(item: Item, attribute: str, data: bytes) -> None:
