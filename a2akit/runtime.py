@@ -104,7 +104,7 @@ def make_store(settings: Settings) -> TaskStore:
     if not settings.table:
         from a2akit.store.memory import MemoryStore
 
-        return MemoryStore()
+        return MemoryStore(max_task_bytes=settings.max_task_bytes)
     from a2akit.store._errors import ConnectionFailure, DynamoDBError
     from a2akit.store.dynamodb import DynamoDBStore, env_client, make_client
 
@@ -128,7 +128,7 @@ def make_store(settings: Settings) -> TaskStore:
                                "set AWS_DEFAULT_REGION") from exc
         raise StartupError(f"{where}: cannot make a DynamoDB client: {exc}") from exc
     store = DynamoDBStore(settings.table, client, retention_days=settings.retention_days,
-                          owns_client=True)
+                          owns_client=True, max_task_bytes=settings.max_task_bytes)
     if endpoint:
         # A local emulator: create the table on first use. Against AWS, never.
         try:

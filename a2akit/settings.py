@@ -15,8 +15,8 @@ from collections.abc import Callable, Mapping
 from typing import TypeVar
 from urllib.parse import urlsplit
 
-__all__ = ["ALL_OPERATIONS", "ENV", "EXECUTION_MODES", "INLINE", "JWT_ALGORITHMS",
-           "PUSH_DELIVERY_MODES", "QUEUE", "STREAM", "Settings", "SettingsError",
+__all__ = ["ALL_OPERATIONS", "DEFAULT_MAX_TASK_BYTES", "ENV", "EXECUTION_MODES", "INLINE",
+           "JWT_ALGORITHMS", "PUSH_DELIVERY_MODES", "QUEUE", "STREAM", "Settings", "SettingsError",
            "check_fetch_url"]
 
 N = TypeVar("N", int, float)
@@ -54,6 +54,7 @@ class ENV:
     SWEEP_SECONDS = "A2A_SWEEP_SECONDS"
     SSE_KEEPALIVE_SECONDS = "A2A_SSE_KEEPALIVE_SECONDS"
     MAX_ACTIVE_TASKS_PER_CALLER = "A2A_MAX_ACTIVE_TASKS_PER_CALLER"
+    MAX_TASK_BYTES = "A2A_MAX_TASK_BYTES"
     # Authentication (docs/authentication.md).
     JWT_ISSUER = "A2A_JWT_ISSUER"
     JWT_JWKS_URL = "A2A_JWT_JWKS_URL"
@@ -83,6 +84,9 @@ class ENV:
 
 
 DEFAULT_AGENT = "a2akit.examples.echo:agent"
+# The largest task (serialized: history, artifacts, status, metadata) and the largest event
+# a store keeps; both stores refuse more the same way (docs/store.md, "Large tasks").
+DEFAULT_MAX_TASK_BYTES = 16 * 1024 * 1024
 
 # Where an agent runs (DESIGN.md, "Execution"): in the process that took the request, or on
 # a queue worker.
@@ -124,6 +128,8 @@ class Settings:
     # At most this many non-terminal tasks per caller (tenant and owner); None: no limit.
     max_active_tasks_per_caller: int | None = None
     retention_days: int = 30
+    # The largest task a store keeps (a2akit.store.base.TaskStore.check_size).
+    max_task_bytes: int = DEFAULT_MAX_TASK_BYTES
     # How long the gRPC container lets running calls finish after SIGTERM.
     shutdown_grace_seconds: float = 20.0
     log_level: str = "INFO"
@@ -213,6 +219,8 @@ class Settings:
                 None if not env.get(ENV.MAX_ACTIVE_TASKS_PER_CALLER)
                 else _int(env, ENV.MAX_ACTIVE_TASKS_PER_CALLER, 0, minimum=1)),
             retention_days=_int(env, ENV.RETENTION_DAYS, cls.retention_days, minimum=1),
+            max_task_bytes=_int(env, ENV.MAX_TASK_BYTES, cls.max_task_bytes,
+                                minimum=65536, maximum=128 * 1024 * 1024),
             shutdown_grace_seconds=_float(env, ENV.SHUTDOWN_GRACE_SECONDS)
             or cls.shutdown_grace_seconds,
             log_level=_log_level(env.get(ENV.LOG_LEVEL)),

@@ -21,6 +21,7 @@ import asyncio
 import collections
 import math
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,7 @@ from scripts.dynamodb_local import dynamodb_local, set_dummy_credentials  # noqa
 
 TABLE = "a2akit-bench"
 DATA_CALLS = ("GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "TransactWriteItems",
-              "BatchWriteItem")
+              "BatchWriteItem", "BatchGetItem")
 
 
 class Meter:
@@ -45,6 +46,8 @@ class Meter:
         self.units = 0.0
         self.table_units = 0.0
         self.index_units = 0.0
+        self.started = time.perf_counter()
+        self.seconds = 0.0
         events = client.meta.events
         for name in DATA_CALLS:
             events.register(f"provide-client-params.dynamodb.{name}", self._ask)
@@ -68,6 +71,7 @@ class Meter:
     def reset(self) -> None:
         self.calls.clear()
         self.units = self.table_units = self.index_units = 0.0
+        self.started = time.perf_counter()
 
 
 def echo_task(task_id: str, state: int, ms: int, context_id: str = "ctx-1") -> pb.Task:
@@ -102,6 +106,7 @@ async def run(endpoint: str) -> list[tuple[str, Meter, str]]:
             snapshot.units = meter.units
             snapshot.table_units = meter.table_units
             snapshot.index_units = meter.index_units
+            snapshot.seconds = time.perf_counter() - meter.started
             rows.append((name, snapshot, note))
             meter.reset()
 
@@ -156,9 +161,45 @@ async def run(endpoint: str) -> list[tuple[str, Meter, str]]:
         row("list page (50 of 62)", "shard queries + the page's tasks + the 8 count items")
         page = await store.list(scope, TaskQuery(page_size=50, context_id="none"))
         row("list, a context with no task", "one query of an empty context partition")
+        await large(store, Scope("tenant-1", "large"), row)
         return rows
     finally:
         client.close()
+
+
+async def large(store: DynamoDBStore, scope: Scope, row: Any) -> None:
+    """Tasks over DynamoDB's 400 KB item: an echo of a 250 KB message, a 5 MB conversation."""
+    text = "echo " * 50_000  # 250 KB
+    echo = echo_task("e1", pb.TASK_STATE_COMPLETED, 20_000)
+    echo.history[0].parts[0].text = text
+    echo.artifacts.add(artifact_id="a1").parts.add(text=text)
+    assert await store.find_message(scope, "m-e1") is None
+    await store.create(scope, echo, [pb.StreamResponse(task=echo)], message_id="m-e1")
+    row("echo SendMessage, 250 KB message", "500 KB task + event: 2 items + 2 parts")
+    fresh = DynamoDBStore(TABLE, store._client)
+    assert (await fresh.get(scope, "e1")) is not None
+    row("get, 500 KB task", "GetItem + its part (BatchGetItem)")
+    assert len(await fresh.events_after(scope, "e1", 0)) == 1
+    row("events_after, one 500 KB event", "Query + its part (BatchGetItem)")
+
+    conversation = echo_task("c1", pb.TASK_STATE_WORKING, 20_001)
+    for turn in range(26):  # 26 turns of 200 KB: 5.2 MB
+        conversation.history.add(message_id=f"u{turn}", role=pb.ROLE_USER).parts.add(
+            text=f"turn {turn:02d} " * 25_000)
+    made = await store.create(scope, conversation, [])
+    row("create, 5 MB task", "14 items: 2 transactions (4 MB each at most)")
+    stored = await store.update(scope, "c1", made.version, conversation,
+                                [status("c1", pb.TASK_STATE_WORKING)])
+    row("update, 5 MB task (1 event)", "2 transactions (reservation); old parts deleted")
+    assert (await fresh.get(scope, "c1")) is not None
+    row("get, 5 MB task", "GetItem + one BatchGetItem of its 13 parts")
+    page = await fresh.list(scope, TaskQuery(page_size=10))
+    assert len(page.tasks) == 2
+    row("list page: the 500 KB and the 5 MB task", "+ one BatchGetItem of their parts")
+    done = pb.Task.FromString(conversation.SerializeToString())
+    done.status.state = pb.TASK_STATE_COMPLETED  # type: ignore[assignment]
+    await store.update(scope, "c1", stored.version, done, [status("c1", pb.TASK_STATE_COMPLETED)])
+    row("terminal update, 5 MB task", "+ its older items' expiry step")
 
 
 # --- ListTasks at scale -------------------------------------------------------------------
@@ -296,11 +337,12 @@ def main() -> None:
         rows = asyncio.run(run(endpoint))
         capacity = asyncio.run(listing_capacity(endpoint))
     print("Capacity units as DynamoDB Local reports them (total = table + list indexes).")
-    print(f"{'operation':40} {'calls':>5} {'total':>6} {'table':>6} {'gsi':>5}  calls by API; note")
+    print(f"{'operation':40} {'calls':>5} {'total':>6} {'table':>6} {'gsi':>5} {'ms':>5}  "
+          "calls by API; note")
     for name, m, note in rows:
         calls = ", ".join(f"{api} {n}" for api, n in sorted(m.calls.items()))
         print(f"{name:40} {sum(m.calls.values()):>5} {m.units:>6.1f} {m.table_units:>6.1f} "
-              f"{m.index_units:>5.1f}  {calls}; {note}")
+              f"{m.index_units:>5.1f} {m.seconds * 1000:>5.0f}  {calls}; {note}")
     print()
     print_capacity(capacity)
 

@@ -7,12 +7,17 @@ webhook. A record the dispatcher could not settle (store or dead-letter queue un
 is reported by its sequence number, and that task's later records are left for the retry,
 which starts there (Lambda's partial batch response for streams). A webhook that fails is
 never such a record: it goes to the dead-letter queue, so it blocks no one.
+
+An event too large for one DynamoDB item is stored in parts (docs/store.md, "Large tasks"):
+its record carries the first part only, so it is read whole from the store when its turn
+comes (its parts are written before it, so they are there).
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -22,14 +27,23 @@ from a2akit.push.dispatcher import Delivery, Dispatcher
 from a2akit.store import table
 from a2akit.store.base import Scope
 
-__all__ = ["delivery", "dispatch_records"]
+__all__ = ["Large", "delivery", "dispatch_records"]
 
 log = logging.getLogger("a2akit.push")
 
 Record = Mapping[str, Any]
 
 
-def delivery(record: Record) -> Delivery | None:
+@dataclasses.dataclass(frozen=True)
+class Large:
+    """A new event stored in parts: read whole from the store before it is dispatched."""
+
+    scope: Scope
+    task_id: str
+    seq: int
+
+
+def delivery(record: Record) -> Delivery | Large | None:
     """The delivery a stream record carries: None for any record but a new event item.
 
     Raises ValueError (or KeyError) for an event record this kit did not write."""
@@ -41,6 +55,8 @@ def delivery(record: Record) -> Delivery | None:
         return None
     scope, task_id = table.parse_task_pk(keys[table.PK]["S"])
     image = data["NewImage"]
+    if table.PARTS in image:
+        return Large(scope, task_id, int(image["seq"]["N"]))
     # Lambda's JSON event carries binary attributes base64-encoded.
     event = pb.StreamResponse.FromString(base64.b64decode(image["event"]["B"], validate=True))
     return Delivery(scope, task_id, int(image["seq"]["N"]), event)
@@ -52,7 +68,7 @@ async def dispatch_records(dispatcher: Dispatcher, records: Iterable[Record],
     that started stop there too, and it fails for good); returns the sequence numbers of the
     records to retry (at most one per task: the earliest it did not settle)."""
     deadline = None if budget is None else asyncio.get_running_loop().time() + budget
-    tasks: dict[tuple[Scope, str], list[tuple[str, Delivery]]] = {}
+    tasks: dict[tuple[Scope, str], list[tuple[str, Delivery | Large]]] = {}
     for record in records:
         try:
             found = delivery(record)
@@ -65,7 +81,7 @@ async def dispatch_records(dispatcher: Dispatcher, records: Iterable[Record],
         if found is not None:
             tasks.setdefault((found.scope, found.task_id), []).append((sequence, found))
 
-    async def in_order(items: list[tuple[str, Delivery]]) -> str | None:
+    async def in_order(items: list[tuple[str, Delivery | Large]]) -> str | None:
         # The events of one transaction may reach the stream in any order: send by seq.
         items.sort(key=lambda item: item[1].seq)
         loop = asyncio.get_running_loop()
@@ -74,6 +90,12 @@ async def dispatch_records(dispatcher: Dispatcher, records: Iterable[Record],
                 # Out of time before this event: the mapping offers it again, from here.
                 return min((sequence for sequence, _ in items[index:]), key=int)
             try:
+                if isinstance(item, Large):
+                    event = await dispatcher.store.event(item.scope, item.task_id, item.seq)
+                    if event is None:  # expired since: nobody is waiting for it any more
+                        log.warning("push: task %s event %d is gone", item.task_id, item.seq)
+                        continue
+                    item = Delivery(item.scope, item.task_id, item.seq, event)
                 await dispatcher.dispatch(item, deadline=deadline)
             except Exception:
                 log.exception("push: task %s event %d could not be dispatched; retried",

@@ -53,9 +53,12 @@ async def swap_lease(
         )
     except LeaseLostError:
         old = lost[0] if lost else None
-        current = store._stored(pk, old) if old else await store.get(scope, task_id)
+        current = await store._whole(pk, old) if old else await store.get(scope, task_id)
         raise LeaseLostError(task_id, current) from None
-    return store._stored(pk, response["Attributes"])
+    stored = await store._whole(pk, response["Attributes"])
+    if stored is None:  # a large task that went while its parts were read
+        raise LeaseLostError(task_id, None)
+    return stored
 
 
 async def expired_leases(store: DynamoDBStore, now_ms: int,
@@ -101,4 +104,4 @@ async def request_cancel(store: DynamoDBStore, scope: Scope, task_id: str) -> St
         )
     except _Ended:
         return await store.get(scope, task_id)  # gone, or already ended
-    return store._stored(pk, response["Attributes"])
+    return await store._whole(pk, response["Attributes"])

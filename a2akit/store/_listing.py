@@ -29,22 +29,20 @@ import asyncio
 import collections
 import dataclasses
 import math
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Collection
 from typing import Any
 
 from a2akit.errors import UnavailableError
 from a2akit.generated import a2a_pb2 as pb
-from a2akit.store import cursor, table
+from a2akit.store import _parts, cursor, table
+from a2akit.store._parts import Call
 from a2akit.store.base import Lease, Scope, TaskPage, TaskQuery
 from a2akit.store.table import Item
 
 __all__ = ["Call", "list_tasks"]
 
-# The store's `_call`: runs one client method (given by name) in a worker thread, translated.
-Call = Callable[..., Awaitable[Any]]
-
 _MAX_LIMIT = 1000  # rows per query at most; a query reads 1 MB at most anyway
-_BATCH_GET_ATTEMPTS = 5
+_REREADS = 5  # a listed snapshot replaced while its parts were read: read again so often
 
 
 @dataclasses.dataclass
@@ -206,16 +204,7 @@ class _Listing:
 
     async def _batch_get(self, keys: list[Item], extra: Item) -> list[Item]:
         """The items of `keys` (eventually consistent), unprocessed keys read again."""
-        request: Any = {self._table: {"Keys": keys, **extra}}
-        found: list[Item] = []
-        for attempt in range(_BATCH_GET_ATTEMPTS):
-            response = await self._call(self._client.batch_get_item, RequestItems=request)
-            found.extend(response.get("Responses", {}).get(self._table, []))
-            request = response.get("UnprocessedKeys") or {}
-            if not request:
-                return found
-            await asyncio.sleep(0.05 * 2**attempt)
-        raise UnavailableError()
+        return await _parts.batch_get(self._call, self._client, self._table, keys, extra)
 
     async def _tasks(self, rows: list[Item]) -> tuple[list[pb.Task], dict[str, Lease]]:
         """The page's snapshots, in the page's order, and the leases of those that hold one.
@@ -226,10 +215,11 @@ class _Listing:
         keys = [table.key(row[table.PK]["S"], table.SNAPSHOT_SK) for row in rows]
         found: dict[str, bytes] = {}
         held: dict[str, Lease] = {}
-        for item in await self._batch_get(keys, {
-                "ProjectionExpression": "pk, #t, #o, #u",
+        for item in await self._whole(await self._batch_get(keys, {
+                "ProjectionExpression": "pk, #t, #o, #u, #p, #k",
                 "ExpressionAttributeNames": {"#t": "task", "#o": table.LEASE_OWNER,
-                                             "#u": table.LEASE_UNTIL}}):
+                                             "#u": table.LEASE_UNTIL, "#p": table.PARTS,
+                                             "#k": table.PART_TOKEN}})):
             found[item[table.PK]["S"]] = item["task"]["B"]
             if table.LEASE_OWNER in item and table.LEASE_UNTIL in item:
                 held[item[table.PK]["S"]] = Lease(item[table.LEASE_OWNER]["S"],
@@ -244,6 +234,23 @@ class _Listing:
                 if pk in held:
                     leases[task.id] = held[pk]
         return tasks, leases
+
+    async def _whole(self, items: list[Item]) -> list[Item]:
+        """The snapshots with their parts joined (only large ones have any). One replaced
+        while it was read (its parts deleted) is read again, strongly consistent; one gone
+        meanwhile (TTL) is left out."""
+        gone = await _parts.join(self._call, self._client, self._table, items, "task")
+        for _attempt in range(_REREADS):
+            if not gone:
+                return items
+            stale = {id(item) for item in gone}
+            items = [item for item in items if id(item) not in stale]
+            again = await self._batch_get(
+                [table.key(item[table.PK]["S"], table.SNAPSHOT_SK) for item in gone],
+                {"ConsistentRead": True})
+            items += again
+            gone = await _parts.join(self._call, self._client, self._table, again, "task")
+        raise UnavailableError("a large task kept changing while it was listed")
 
 
 async def count_states(call: Call, client: Any, table_name: str, scope: Scope,

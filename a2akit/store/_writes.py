@@ -34,6 +34,7 @@ from a2akit.states import is_terminal
 from a2akit.store import table
 from a2akit.store._errors import Cancellation, Interpret
 from a2akit.store._expiry import marker
+from a2akit.store._parts import Ref, ref
 from a2akit.store.base import DuplicateMessageError, Scope, VersionConflictError
 from a2akit.store.table import Item
 
@@ -44,21 +45,24 @@ __all__ = ["Condition", "Contended", "Reserved", "StaleSeq", "bookkeeping", "che
 class StaleSeq(Exception):
     """The remembered last_seq of this version was another writer's: the old item's instead."""
 
-    def __init__(self, last_seq: int, state: int) -> None:
+    def __init__(self, last_seq: int, state: int, parts: Ref | None) -> None:
         super().__init__(last_seq)
         self.last_seq = last_seq
         self.state = state
+        self.parts = parts
 
 
 class Reserved(Exception):
     """The snapshot of the version read is held by another write in several transactions."""
 
-    def __init__(self, token: str, until_ms: int, last_seq: int, state: int) -> None:
+    def __init__(self, token: str, until_ms: int, last_seq: int, state: int,
+                 parts: Ref | None) -> None:
         super().__init__(token)
         self.token = token
         self.until_ms = until_ms
         self.last_seq = last_seq
         self.state = state
+        self.parts = parts  # those of the snapshot it holds
 
 
 class Contended(Exception):
@@ -116,9 +120,9 @@ def _update_conflict(old: Item | None, task_id: str, expected_version: int, last
     writer = old.get(table.WRITER, {}).get("S")
     if writer is not None and writer != breaking:
         return Reserved(writer, int(old[table.WRITER_UNTIL]["N"]), int(old["last_seq"]["N"]),
-                        state)
+                        state, ref(old))
     if writer is None and int(old["last_seq"]["N"]) != last_seq:
-        return StaleSeq(int(old["last_seq"]["N"]), state)
+        return StaleSeq(int(old["last_seq"]["N"]), state, ref(old))
     return VersionConflictError(task_id, cancel_requested=table.CANCEL_REQUESTED in old)
 
 

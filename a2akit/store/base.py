@@ -13,10 +13,13 @@ import builtins
 import dataclasses
 from collections.abc import Callable, Collection, Mapping, Sequence
 
+from a2akit.errors import InvalidParamsError
 from a2akit.generated import a2a_pb2 as pb
+from a2akit.settings import DEFAULT_MAX_TASK_BYTES, ENV
 from a2akit.store.cursor import DEFAULT_PAGE_SIZE
 
 __all__ = [
+    "DEFAULT_MAX_TASK_BYTES",
     "DuplicateMessageError",
     "Lease",
     "LeaseLostError",
@@ -117,6 +120,8 @@ WriteObserver = Callable[[Scope, StoredTask, Sequence[pb.StreamResponse]], None]
 
 class TaskStore(abc.ABC):
     _observers: tuple[WriteObserver, ...] = ()
+    # The largest task (serialized) and event this store keeps (A2A_MAX_TASK_BYTES).
+    max_task_bytes: int = DEFAULT_MAX_TASK_BYTES
 
     # wait_events polls a store that cannot notify (DynamoDB) adaptively: at first every
     # `min_poll_interval`, doubling while nothing arrives, up to `poll_interval`. A runner
@@ -241,6 +246,24 @@ class TaskStore(abc.ABC):
                 return events
             await asyncio.sleep(min(interval, remaining))
             interval = min(interval * 2, self.poll_interval)
+
+    def check_size(self, task: bytes, events: Sequence[bytes]) -> None:
+        """Raises InvalidParamsError, before anything is written, when the task or one of
+        the events (serialized) is over `max_task_bytes`: the same limit, and the same
+        error, on every store."""
+        largest = max([len(task), *(len(event) for event in events)])
+        if largest > self.max_task_bytes:
+            what = "the task" if largest == len(task) else "an event of the task"
+            raise InvalidParamsError(
+                f"{what} would be {largest} bytes, over this agent's limit of "
+                f"{self.max_task_bytes} bytes per task ({ENV.MAX_TASK_BYTES})",
+                violations=[("message", "the task would be over the size limit per task")])
+
+    async def event(self, scope: Scope, task_id: str, seq: int) -> pb.StreamResponse | None:
+        """The task's event `seq`, None when it has none (the push stream reads an event
+        too large for its stream record here). This default reads from `events_after`."""
+        events = await self.events_after(scope, task_id, seq - 1)
+        return events[0].event if events and events[0].seq == seq else None
 
     def observe(self, observer: WriteObserver) -> None:
         """Tell `observer` of every write this store commits from now on (in-process push

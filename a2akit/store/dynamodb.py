@@ -3,8 +3,8 @@
 The table, its key layout and size limits are `a2akit.store.table`; botocore errors become
 the kit's in `a2akit.store._errors` (with `a2akit.aws`); the ListTasks order and page tokens are
 `a2akit.store.cursor`, shared with the embedded store; writes of any size are planned in
-`_writes`, retention in `_expiry`, ListTasks in `_listing`, leases in `_leasing` and push
-configs in `_configs`. See docs/store.md.
+`_writes`, retention in `_expiry`, ListTasks in `_listing`, leases in `_leasing`, push
+configs in `_configs`, event reads in `_events` and large items in `_parts`. See docs/store.md.
 
 The store runs on boto3's low-level client or on the kit's own (`_client`, what `env_client`
 gives on Lambda: no botocore at cold start); both are synchronous, and every call runs in a
@@ -29,7 +29,7 @@ from a2akit.clock import epoch_ms
 from a2akit.errors import InvalidParamsError, UnavailableError
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.states import is_terminal
-from a2akit.store import _configs, _leasing, cursor, table
+from a2akit.store import _configs, _events, _leasing, _parts, cursor, table
 from a2akit.store._client import Client, env_client
 from a2akit.store._errors import Interpret, error_code, translated
 from a2akit.store._expiry import expire_finished, expire_task
@@ -44,6 +44,7 @@ from a2akit.store._writes import (
     interpret,
 )
 from a2akit.store.base import (
+    DEFAULT_MAX_TASK_BYTES,
     Lease,
     Scope,
     StoredEvent,
@@ -63,6 +64,11 @@ __all__ = ["DynamoDBStore", "env_client", "make_client"]
 log = logging.getLogger(__name__)
 
 _CACHE_SIZE = 4096
+_REREADS = 5  # a large snapshot replaced while its parts were read: read again so often
+_Known = tuple[int, int, _parts.Ref | None]  # a version's last_seq, state and parts
+# The whole bytes of the large snapshots this store last wrote or read (docs/store.md,
+# "Large tasks"): a runner's own reads of its task then read no parts.
+_PART_CACHE_BYTES = 32 * 1024 * 1024
 
 T = TypeVar("T")
 
@@ -87,17 +93,21 @@ class DynamoDBStore(TaskStore):
         *,
         retention_days: float = 30,
         owns_client: bool = False,
+        max_task_bytes: int = DEFAULT_MAX_TASK_BYTES,
     ) -> None:
         self.table_name = table_name
+        self.max_task_bytes = max_task_bytes
         self._client = client
         self._retention_s = int(retention_days * 86400)
         self._owns_client = owns_client
-        # (pk, version) -> last_seq of what this store last read or wrote, so an update
-        # after a get needs no extra read; the write is conditional on both anyway.
-        self._seqs: collections.OrderedDict[tuple[str, int], tuple[int, int]] = (
+        # (pk, version) -> last_seq, state and parts (a large snapshot's, deleted once it is
+        # replaced) of what this store last read or wrote, so an update after a get needs no
+        # extra read; the write is conditional on the version and last_seq anyway.
+        self._seqs: collections.OrderedDict[tuple[str, int], _Known] = (
             collections.OrderedDict()
         )
         self._seqs_lock = threading.Lock()
+        self._part_cache = _parts.Cache(_PART_CACHE_BYTES)
 
     # --- plumbing ----------------------------------------------------------------------
 
@@ -107,14 +117,15 @@ class DynamoDBStore(TaskStore):
         with translated(getattr(fn, "__name__", str(fn)), interpret):
             return await asyncio.to_thread(fn, **kwargs)
 
-    def _remember(self, pk: str, version: int, last_seq: int, state: int) -> None:
+    def _remember(self, pk: str, version: int, last_seq: int, state: int,
+                  parts: _parts.Ref | None) -> None:
         with self._seqs_lock:
-            self._seqs[(pk, version)] = (last_seq, state)
+            self._seqs[(pk, version)] = (last_seq, state, parts)
             self._seqs.move_to_end((pk, version))
             while len(self._seqs) > _CACHE_SIZE:
                 self._seqs.popitem(last=False)
 
-    def _recall(self, pk: str, version: int) -> tuple[int, int] | None:
+    def _recall(self, pk: str, version: int) -> _Known | None:
         with self._seqs_lock:
             return self._seqs.get((pk, version))
 
@@ -167,13 +178,33 @@ class DynamoDBStore(TaskStore):
             ConsistentRead=True,
         )
         item = response.get("Item")
-        return None if item is None else self._stored(pk, item)
+        return None if item is None else await self._whole(pk, item)
 
-    def _stored(self, pk: str, item: Item) -> StoredTask:
+    async def _whole(self, pk: str, item: Item | None) -> StoredTask | None:
+        """The task of a snapshot item read from the table, its parts joined when it is
+        large; one replaced since it was read (its parts deleted) is read again."""
+        for _attempt in range(_REREADS):
+            if item is None:
+                return None
+            parts = _parts.ref(item)
+            if not await _parts.join(self._call, self._client, self.table_name, [item],
+                                     "task", self._part_cache):
+                return self._stored(pk, item, parts)
+            response = await self._call(
+                self._client.get_item, TableName=self.table_name,
+                Key=table.key(pk, table.SNAPSHOT_SK), ConsistentRead=True)
+            item = response.get("Item")
+        raise UnavailableError("a large task kept changing while it was read")
+
+    def _stored(self, pk: str, item: Item, parts: _parts.Ref | None,
+                task: pb.Task | None = None) -> StoredTask:
+        """The stored task of a snapshot item whose bytes are whole, or of one just written
+        (`task`, the item's `parts`)."""
         version = int(item["version"]["N"])
         last_seq = int(item["last_seq"]["N"])
-        task = pb.Task.FromString(item["task"]["B"])
-        self._remember(pk, version, last_seq, task.status.state)
+        if task is None:
+            task = pb.Task.FromString(item["task"]["B"])
+        self._remember(pk, version, last_seq, task.status.state, parts)
         return StoredTask(task, version, last_seq, table.lease_of(item),
                           table.CANCEL_REQUESTED in item)
 
@@ -204,7 +235,7 @@ class DynamoDBStore(TaskStore):
             checks = [check(entry) for entry in (*claim, put)]
             for batch in table.transactions(checks, puts, [put, *claim, *configs]):
                 await self._transact(batch, task.id)
-        stored = self._stored(pk, snapshot)
+        stored = self._stored(pk, snapshot, _parts.ref(snapshot), task)
         self._wrote(scope, stored, events)
         return stored
 
@@ -228,8 +259,10 @@ class DynamoDBStore(TaskStore):
             current = await self.get(scope, task_id)
             if current is None or current.version != expected_version:
                 raise VersionConflictError(task_id)
-            known = (current.last_seq, current.task.status.state)
-        last_seq, old_state = known
+            known = self._recall(pk, expected_version)
+            if known is None:  # read, and already forgotten: the parts are not known
+                known = (current.last_seq, current.task.status.state, None)
+        last_seq, old_state, old_parts = known
         breaking: str | None = None  # the token of a dead writer's reservation
         for _attempt in range(3):
             condition = Condition(expected_version, last_seq, lease_expired_by, breaking,
@@ -239,18 +272,22 @@ class DynamoDBStore(TaskStore):
                                               condition, old_state)
             except StaleSeq as stale:
                 # A stale cache entry (the same version, another task): once more.
-                last_seq, old_state = stale.last_seq, stale.state
+                last_seq, old_state, old_parts = stale.last_seq, stale.state, stale.parts
                 continue
             except Reserved as held:
                 if held.until_ms > epoch_ms():
                     await self._outwait(pk, held)
                     raise VersionConflictError(task_id) from None  # the caller re-reads
                 # Its writer died mid-way: keep the events it wrote, write after them.
-                breaking, old_state = held.token, held.state
-                last_seq = await self._last_event_seq(pk, held.last_seq)
+                breaking, old_state, old_parts = held.token, held.state, held.parts
+                last_seq = await _events.last_seq(self, pk, held.last_seq)
                 continue
-            stored = self._stored(pk, snapshot)
+            stored = self._stored(pk, snapshot, _parts.ref(snapshot), task)
             self._wrote(scope, stored, events)
+            if old_parts is not None:
+                # The replaced snapshot's parts: nobody reads them any more (a reader that
+                # read that snapshot reads again).
+                await _parts.delete(self._call, self._client, self.table_name, old_parts)
             if table.TTL_ATTRIBUTE in snapshot and not is_terminal(old_state):
                 # Just terminal: the older events and configs get the same expiry, once
                 # (if this fails, the sweeper does it: `expire_finished`).
@@ -311,17 +348,6 @@ class DynamoDBStore(TaskStore):
             if response.get("Item", {}).get(table.WRITER, {}).get("S") != held.token:
                 return
 
-    async def _last_event_seq(self, pk: str, floor: int) -> int:
-        """The highest event sequence number written under `pk` (at least `floor`)."""
-        page = await self._call(
-            self._client.query, TableName=self.table_name,
-            KeyConditionExpression="pk = :pk AND sk BETWEEN :lo AND :hi",
-            ExpressionAttributeValues={":pk": {"S": pk}, ":lo": {"S": table.event_sk(0)},
-                                       ":hi": {"S": table.LAST_EVENT_SK}},
-            ScanIndexForward=False, Limit=1, ConsistentRead=True, ProjectionExpression="seq")
-        items = page.get("Items", [])
-        return max([floor, *(int(item["seq"]["N"]) for item in items)])
-
     def _put(self, item: Item, condition: str | None = None, values: Item | None = None
              ) -> Item:
         put: Item = {"TableName": self.table_name, "Item": item}
@@ -343,6 +369,8 @@ class DynamoDBStore(TaskStore):
     ) -> tuple[Item, list[Item]]:
         """The snapshot item, and the puts of its events (each only where none is yet)."""
         pk = table.task_pk(scope, task.id)
+        data, raw_events = task.SerializeToString(), [e.SerializeToString() for e in events]
+        self.check_size(data, raw_events)
         position = cursor.position(task)
         last_seq = first_seq + len(events) - 1
         expires = self._expires_at() if is_terminal(task.status.state) else None
@@ -351,7 +379,7 @@ class DynamoDBStore(TaskStore):
             table.SK: {"S": table.SNAPSHOT_SK},
             table.LIST_INDEX_PK: {"S": table.list_pk(scope, table.list_shard(task.id))},
             table.LIST_INDEX_SK: {"S": table.list_sk(position)},
-            "task": {"B": task.SerializeToString()},
+            "task": {"B": data},
             "version": {"N": str(version)},
             "last_seq": {"N": str(last_seq)},
             "status_ms": {"N": str(position.status_ms)},
@@ -365,20 +393,27 @@ class DynamoDBStore(TaskStore):
         elif lease is not None:
             # Only a leased task enters the (sparse) lease index; a terminal one never does.
             snapshot.update(table.lease_attributes(pk, lease))
+        # A large snapshot's parts close the events: they land with it or before it.
+        snapshot_parts = _parts.split(snapshot, "task")
+        if snapshot_parts:
+            self._part_cache.put(pk, snapshot[table.PART_TOKEN]["S"], data)
         table.check_size(snapshot, "the task")
         puts: list[Item] = []
-        for offset, event in enumerate(events):
+        for offset, event in enumerate(raw_events):
             seq = first_seq + offset
             item: Item = {
                 table.PK: {"S": pk},
                 table.SK: {"S": table.event_sk(seq)},
                 "seq": {"N": str(seq)},
-                "event": {"B": event.SerializeToString()},
+                "event": {"B": event},
             }
             if expires is not None:
                 item[table.TTL_ATTRIBUTE] = {"N": str(expires)}
+            # A large event's parts precede it: whoever sees the event can read them.
+            puts += [self._put(part) for part in _parts.split(item, "event")]
             table.check_size(item, "an event")
             puts.append(self._put(item, "attribute_not_exists(sk)"))
+        puts += [self._put(part) for part in snapshot_parts]
         return snapshot, puts
 
     def _claim(self, scope: Scope, message_id: str | None, task_id: str) -> list[Item]:
@@ -420,26 +455,10 @@ class DynamoDBStore(TaskStore):
         return await expire_finished(self._call, self._client, self.table_name, limit)
 
     async def events_after(self, scope: Scope, task_id: str, seq: int) -> list[StoredEvent]:
-        kwargs: dict[str, Any] = {
-            "TableName": self.table_name,
-            "KeyConditionExpression": "pk = :pk AND sk BETWEEN :lo AND :hi",
-            "ExpressionAttributeValues": {
-                ":pk": {"S": table.task_pk(scope, task_id)},
-                ":lo": {"S": table.event_sk(max(0, seq) + 1)},
-                ":hi": {"S": table.LAST_EVENT_SK},
-            },
-            "ConsistentRead": True,
-        }
-        events: list[StoredEvent] = []
-        while True:
-            page = await self._call(self._client.query, **kwargs)
-            events.extend(
-                StoredEvent(int(item["seq"]["N"]), pb.StreamResponse.FromString(item["event"]["B"]))
-                for item in page.get("Items", [])
-            )
-            if "LastEvaluatedKey" not in page:
-                return events
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        return await _events.events_after(self, scope, task_id, seq)
+
+    async def event(self, scope: Scope, task_id: str, seq: int) -> pb.StreamResponse | None:
+        return await _events.event(self, scope, task_id, seq)
 
     async def find_message(self, scope: Scope, message_id: str) -> str | None:
         response = await self._call(

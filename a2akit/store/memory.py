@@ -24,6 +24,7 @@ from a2akit.generated import a2a_pb2 as pb
 from a2akit.states import is_terminal
 from a2akit.store import cursor
 from a2akit.store.base import (
+    DEFAULT_MAX_TASK_BYTES,
     DuplicateMessageError,
     Lease,
     LeaseLostError,
@@ -64,7 +65,8 @@ _Sort = tuple[int, int, str]
 
 
 class MemoryStore(TaskStore):
-    def __init__(self) -> None:
+    def __init__(self, *, max_task_bytes: int = DEFAULT_MAX_TASK_BYTES) -> None:
+        self.max_task_bytes = max_task_bytes
         self._lock = threading.Lock()
         self._tasks: dict[_Key, _Record] = {}
         self._messages: dict[_Key, str] = {}
@@ -96,11 +98,13 @@ class MemoryStore(TaskStore):
         push_configs: Sequence[pb.TaskPushNotificationConfig] = (),
     ) -> StoredTask:
         key = _key(scope, task.id)
+        raw, raw_events = task.SerializeToString(), [e.SerializeToString() for e in events]
+        self.check_size(raw, raw_events)
         with self._lock:
             self._claim(scope, message_id, task.id)
             if key in self._tasks:
                 raise VersionConflictError(task.id)
-            record = _Record(task.SerializeToString(), 1, [e.SerializeToString() for e in events],
+            record = _Record(raw, 1, raw_events,
                              cursor.position(task), task.context_id, task.status.state,
                              _held(task, lease))
             for config in push_configs:
@@ -124,6 +128,8 @@ class MemoryStore(TaskStore):
         lease: Lease | None = None,
         lease_expired_by: int | None = None,
     ) -> StoredTask:
+        raw, raw_events = task.SerializeToString(), [e.SerializeToString() for e in events]
+        self.check_size(raw, raw_events)
         with self._lock:
             record = self._tasks.get(_key(scope, task_id))
             if record is None or record.version != expected_version:
@@ -136,9 +142,9 @@ class MemoryStore(TaskStore):
                 raise VersionConflictError(task_id, cancel_requested=True)
             self._claim(scope, message_id, task_id)
             self._unindex(scope, record)
-            record.snapshot = task.SerializeToString()
+            record.snapshot = raw
             record.version += 1
-            record.events.extend(e.SerializeToString() for e in events)
+            record.events.extend(raw_events)
             record.position = cursor.position(task)
             record.context_id, record.state = task.context_id, task.status.state
             record.lease = _held(task, lease)

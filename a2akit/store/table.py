@@ -10,6 +10,12 @@ scopes share a key (docs/store.md):
     <scope>#TASK#<task id>      EV#<seq, 20 digits>     one event (StreamResponse bytes)
     <scope>#TASK#<task id>      PUSH#<config id>        one push notification config
     <scope>#MSG#<message id>    MSG                     idempotency claim: the task id
+    <scope>#TASK#<task id>      PART#<token>#<i>        part i of a split snapshot or event
+
+A snapshot or event item that would be over DynamoDB's 400 KB keeps the first part of its
+bytes and says how many parts there are (`PARTS`) and under which token (`PART_TOKEN`); the
+other parts are items of their own, written in the same transactions or earlier ones
+(`a2akit.store._parts`, docs/store.md "Large tasks").
 
 Two list indexes share the sort key ``lsk``, the task's `Position`
 (``<status ms, 15 digits>#<write ns, 20 digits>#<task id>``), and project only the task
@@ -35,7 +41,7 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import quote, unquote
 
-from a2akit.errors import InvalidParamsError
+from a2akit.errors import InternalError
 from a2akit.store.base import Lease, Scope
 from a2akit.store.cursor import STATUS_MS_DIGITS, WRITE_NS_DIGITS, Position
 
@@ -64,6 +70,9 @@ __all__ = [
     "MAX_TRANSACTION_BYTES",
     "MAX_TRANSACTION_ITEMS",
     "MESSAGE_SK",
+    "PARTS",
+    "PART_PREFIX",
+    "PART_TOKEN",
     "PK",
     "PUSH_PREFIX",
     "RETIRE_PREFIX",
@@ -93,6 +102,7 @@ __all__ = [
     "list_sk_from",
     "message_pk",
     "parse_task_pk",
+    "part_sk",
     "push_sk",
     "retire_key",
     "scope_prefix",
@@ -147,6 +157,11 @@ MESSAGE_SK = "MSG"
 PUSH_PREFIX = "PUSH#"
 EVENT_PREFIX = "EV#"
 _SEQ_DIGITS = 20
+# The parts of a split item: `PART#` does not start with `EV#`, so the push stream's filter
+# never takes a part for an event, and no event query reads one.
+PART_PREFIX = "PART#"
+PARTS = "parts"  # N: how many parts the item's bytes are in (the item holds the first)
+PART_TOKEN = "part_token"  # S: the token in the sort keys of its other parts
 
 MAX_ITEM_BYTES = 400 * 1024  # DynamoDB's item size limit (names + values)
 MAX_TRANSACTION_ITEMS = 100
@@ -259,6 +274,10 @@ def event_sk(seq: int) -> str:
 LAST_EVENT_SK = event_sk(10**_SEQ_DIGITS - 1)
 
 
+def part_sk(token: str, index: int) -> str:
+    return f"{PART_PREFIX}{token}#{index:06d}"
+
+
 def push_sk(config_id: str) -> str:
     return PUSH_PREFIX + _enc(config_id)
 
@@ -316,13 +335,13 @@ def item_size(item: Item) -> int:
 
 
 def check_size(item: Item, what: str) -> None:
-    """Raises InvalidParamsError, before anything is written, for an item over 400 KB."""
+    """Raises InternalError, before anything is written, for an item over 400 KB: the store
+    splits what is larger (`_parts`), so such an item is the store's fault, never the
+    caller's."""
     size = item_size(item)
     if size > MAX_ITEM_BYTES:
-        raise InvalidParamsError(
-            f"{what} is too large to store: {size} bytes, over DynamoDB's 400 KB item limit",
-            violations=[("message", "content over the 400 KB item limit")],
-        )
+        raise InternalError(
+            f"the store built {what} of {size} bytes, over DynamoDB's 400 KB item limit")
 
 
 def _write_size(write: Item) -> int:
@@ -345,16 +364,14 @@ def transactions(head: Sequence[Item], events: Sequence[Item],
     """`events` split over as few transactions as fit, in order: `head` opens the first one,
     `tail` (the snapshot) closes the last one, with as many of the last events as fit.
 
-    Raises InvalidParamsError when `head` or `tail` with one event cannot fit (a task whose
-    fixed items alone are near 4 MB)."""
+    Raises InternalError when `head` or `tail` with one event cannot fit: every item is
+    under 400 KB (`_parts` splits larger ones), so this is the store's fault."""
     cut = len(events)
     while cut > 0 and fits([*tail, *events[cut - 1:]]):
         cut -= 1
     last = [*tail, *events[cut:]]
     if not fits(last) or (cut and not fits([*head, events[0]])):
-        raise InvalidParamsError(
-            "the task's own items are over DynamoDB's 4 MB transaction limit",
-            violations=[("message", "content over the 4 MB transaction limit")])
+        raise InternalError("the task's own items are over DynamoDB's 4 MB transaction limit")
     batches: list[list[Item]] = [list(head)]
     for event in events[:cut]:
         if not fits([*batches[-1], event]):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import collections
 import multiprocessing
 import time
 from collections.abc import Iterator
@@ -13,7 +14,7 @@ import botocore.config
 import botocore.exceptions
 import pytest
 
-from a2akit.errors import InternalError, InvalidParamsError, UnavailableError
+from a2akit.errors import InternalError, UnavailableError
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.store import cursor, table
 from a2akit.store.base import Scope, TaskQuery, VersionConflictError
@@ -53,37 +54,85 @@ def _big_task(task_id: str, text_bytes: int) -> pb.Task:
     return task
 
 
-async def test_oversize_item_is_rejected_and_task_unchanged(ddb: DynamoDBStore,
-                                                            scope: Scope) -> None:
-    big = _big_task("big", MAX_ITEM_BYTES)
-    with pytest.raises(InvalidParamsError, match="400 KB"):
-        await ddb.create(scope, big, [task_event(big)])
-    assert await ddb.get(scope, "big") is None
+def _calls(client: Any) -> collections.Counter[str]:
+    """Counts the calls `client` makes from now on (until `_stop_counting`)."""
+    calls: collections.Counter[str] = collections.Counter()
 
-    task = make_task("t1")
-    await ddb.create(scope, task, [task_event(task)])
-    with pytest.raises(InvalidParamsError, match="400 KB"):
-        await ddb.update(scope, "t1", 1, _big_task("t1", 410 * 1024), [])
-    # A small snapshot with an oversize event is refused too.
-    event = status_event("t1", pb.TASK_STATE_WORKING)
-    event.status_update.status.message.parts.add(text="y" * MAX_ITEM_BYTES)
-    with pytest.raises(InvalidParamsError, match="400 KB"):
-        await ddb.update(scope, "t1", 1, task, [event])
-    got = await ddb.get(scope, "t1")
-    assert got is not None and (got.version, got.last_seq, got.task) == (1, 1, task)
-    assert [e.seq for e in await ddb.events_after(scope, "t1", 0)] == [1]
+    def count(model: Any, **_: Any) -> None:
+        calls[model.name] += 1
+
+    client.meta.events.register("before-call.dynamodb", count, unique_id="count-calls")
+    return calls
 
 
-async def test_item_just_under_the_limit_is_stored(ddb: DynamoDBStore, scope: Scope) -> None:
-    # The size check must not undercount: DynamoDB Local takes what the store lets through.
+def _stop_counting(client: Any) -> None:
+    client.meta.events.unregister("before-call.dynamodb", unique_id="count-calls")
+
+
+async def test_an_item_over_400_kb_is_split_and_one_that_fits_is_not(
+        ddb: DynamoDBStore, ddb_client: Any, scope: Scope) -> None:
+    # The size check must not undercount: DynamoDB Local takes what the store lets through,
+    # a snapshot at the edge whole, one just over it in parts each at the edge.
     probe = _big_task("near", 0)
     snapshot, _ = ddb._items(scope, probe, [], version=1, first_seq=1)
     room = MAX_ITEM_BYTES - item_size(snapshot) - 16
     near = _big_task("near", room)
-    stored = await ddb.create(scope, near, [])
-    assert stored.task == near
-    with pytest.raises(InvalidParamsError):
-        await ddb.update(scope, "near", 1, _big_task("near", room + 64), [])
+    assert (await ddb.create(scope, near, [])).task == near
+    [item] = _partition(ddb_client, table.task_pk(scope, "near"))
+    assert item["sk"]["S"] == "TASK" and table.PARTS not in item
+    calls = _calls(ddb_client)
+    try:
+        got = await ddb.get(scope, "near")
+        assert got is not None and got.task == near
+        assert dict(calls) == {"GetItem": 1}  # a task that fits: one round trip, as before
+        calls.clear()
+
+        over = _big_task("over", room + 1024)
+        await ddb.create(scope, over, [task_event(over)])
+        items = _partition(ddb_client, table.task_pk(scope, "over"))
+        assert sorted(item["sk"]["S"][:3] for item in items) == ["EV#", "PAR", "PAR", "TAS"]
+        assert all(item_size(item) <= MAX_ITEM_BYTES for item in items)
+        calls.clear()
+        got = await DynamoDBStore(TABLE, ddb_client).get(scope, "over")
+        assert got is not None and got.task == over
+        assert dict(calls) == {"GetItem": 1, "BatchGetItem": 1}  # and its parts in one call
+        calls.clear()
+        # The store that wrote it knows the bytes of its parts (never overwritten): a
+        # runner's own reads of its task (its cancel watch, its renewals) read no parts.
+        got = await ddb.get(scope, "over")
+        assert got is not None and got.task == over
+        assert dict(calls) == {"GetItem": 1}
+        assert [e.event for e in await ddb.events_after(scope, "over", 0)] == [task_event(over)]
+    finally:
+        _stop_counting(ddb_client)
+
+
+async def test_a_reader_of_a_large_snapshot_replaced_meanwhile_reads_it_again(
+        ddb_client: Any, ddb_endpoint: str, scope: Scope) -> None:
+    writer = DynamoDBStore(TABLE, ddb_client)
+    first = _big_task("t1", 600_000)
+    await writer.create(scope, first, [])
+    second = _big_task("t1", 700_000)
+    second.history[-1].parts[0].text = "z" * 700_000
+    reader_client = make_client(ddb_endpoint, "us-east-1")
+    replaced: list[bool] = []
+
+    def replace_after_the_read(model: Any, **_: Any) -> None:
+        # The snapshot is replaced (and its parts deleted) right after the reader got it.
+        if model.name == "GetItem" and not replaced:
+            replaced.append(True)
+            asyncio.run(writer.update(scope, "t1", 1, second, []))
+
+    reader_client.meta.events.register("after-call.dynamodb.GetItem", replace_after_the_read)
+    try:
+        got = await DynamoDBStore(TABLE, reader_client).get(scope, "t1")
+    finally:
+        reader_client.close()
+    assert replaced
+    assert got is not None and (got.version, got.task) == (2, second)
+    parts = [item for item in _partition(ddb_client, table.task_pk(scope, "t1"))
+             if item["sk"]["S"].startswith(table.PART_PREFIX)]
+    assert len(parts) == 1  # the first snapshot's part is gone, the second's is there
 
 
 async def test_keys_encode_tenant_and_owner(ddb: DynamoDBStore, ddb_client: Any) -> None:

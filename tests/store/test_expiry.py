@@ -50,10 +50,17 @@ async def test_a_config_deleted_after_the_task_finished_stays_deleted(store: Tas
 
 
 def _partition(client: Any, pk: str) -> list[dict[str, Any]]:
-    items: list[dict[str, Any]] = client.query(
-        TableName=TABLE, KeyConditionExpression="pk = :pk",
-        ExpressionAttributeValues={":pk": {"S": pk}}, ConsistentRead=True)["Items"]
-    return items
+    """Every item of the partition (pages of 1 MB: a large task's parts fill a few)."""
+    items: list[dict[str, Any]] = []
+    kwargs: dict[str, Any] = {"TableName": TABLE, "KeyConditionExpression": "pk = :pk",
+                              "ExpressionAttributeValues": {":pk": {"S": pk}},
+                              "ConsistentRead": True}
+    while True:
+        page = client.query(**kwargs)
+        items += page["Items"]
+        if "LastEvaluatedKey" not in page:
+            return items
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
 
 @pytest.fixture
@@ -157,3 +164,45 @@ async def test_a_config_put_while_the_task_finishes_expires_with_it(
     items = {item["sk"]["S"]: item for item in _partition(ddb_client, pk)}
     assert table.TTL_ATTRIBUTE in items["PUSH#late"]
     assert items["PUSH#late"][table.TTL_ATTRIBUTE] == items["TASK"][table.TTL_ATTRIBUTE]
+
+
+@pytest.mark.slow
+async def test_the_parts_of_a_large_task_expire_with_it_after_an_outage(
+        own_client: Any, ddb_client: Any, scope: Scope) -> None:
+    """A large running task finishes and DynamoDB goes away right after the terminal write:
+    neither the replaced snapshot's parts are deleted nor the older items expired. The
+    sweeper's expiry step gives every item of the task, parts included, the expiry."""
+    store = DynamoDBStore(TABLE, own_client)
+    task = make_task("t1", pb.TASK_STATE_WORKING)
+    task.history.add(message_id="long", role=pb.ROLE_AGENT).parts.add(text="x" * 900_000)
+    await store.create(scope, task, [task_event(task)])
+    down: list[bool] = []
+
+    def outage(request: Any, event_name: str, **_: Any
+               ) -> botocore.awsrequest.AWSResponse | None:
+        if not down or event_name.endswith(".TransactWriteItems"):
+            return None
+        return botocore.awsrequest.AWSResponse(
+            request.url, 400, {"Content-Type": "application/x-amz-json-1.0"}, _Throttled())
+
+    own_client.meta.events.register("before-send.dynamodb", outage)
+    own_client.meta.events.register(
+        "before-call.dynamodb.TransactWriteItems", lambda **_: down.append(True))
+    done = pb.Task.FromString(task.SerializeToString())
+    done.status.state = pb.TASK_STATE_COMPLETED  # type: ignore[assignment]
+    await store.update(scope, "t1", 1, done, [status_event("t1", pb.TASK_STATE_COMPLETED)])
+    pk = table.task_pk(scope, "t1")
+    parts = [item for item in _partition(ddb_client, pk)
+             if item["sk"]["S"].startswith(table.PART_PREFIX)]
+    assert len(parts) == 6  # 2 of each snapshot (the replaced ones not deleted), 2 of the event
+    assert any(table.TTL_ATTRIBUTE not in item for item in parts)
+
+    down.clear()
+    own_client.meta.events.unregister("before-send.dynamodb", outage)
+    await leases.sweep(store)
+    expected = time.time() + 30 * 86400
+    for item in _partition(ddb_client, pk):
+        assert abs(int(item[table.TTL_ATTRIBUTE]["N"]) - expected) < 60, item["sk"]
+    assert _marker(ddb_client, pk) is None
+    got = await store.get(scope, "t1")
+    assert got is not None and got.task == done

@@ -1,0 +1,77 @@
+"""Reading a task's events on the DynamoDB store: the items ``EV#<seq>`` under the task's
+partition, in order, large ones joined with their parts (`_parts`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from a2akit.errors import InternalError
+from a2akit.generated import a2a_pb2 as pb
+from a2akit.store import _parts, table
+from a2akit.store.base import Scope, StoredEvent
+from a2akit.store.table import Item
+
+if TYPE_CHECKING:
+    from a2akit.store.dynamodb import DynamoDBStore
+
+__all__ = ["event", "events_after", "last_seq"]
+
+
+async def events_after(store: DynamoDBStore, scope: Scope, task_id: str,
+                       seq: int) -> list[StoredEvent]:
+    kwargs: dict[str, Any] = {
+        "TableName": store.table_name,
+        "KeyConditionExpression": "pk = :pk AND sk BETWEEN :lo AND :hi",
+        "ExpressionAttributeValues": {
+            ":pk": {"S": table.task_pk(scope, task_id)},
+            ":lo": {"S": table.event_sk(max(0, seq) + 1)},
+            ":hi": {"S": table.LAST_EVENT_SK},
+        },
+        "ConsistentRead": True,
+    }
+    events: list[StoredEvent] = []
+    while True:
+        page = await store._call(store._client.query, **kwargs)
+        items = page.get("Items", [])
+        await _join(store, items)
+        events.extend(
+            StoredEvent(int(item["seq"]["N"]), pb.StreamResponse.FromString(item["event"]["B"]))
+            for item in items
+        )
+        if "LastEvaluatedKey" not in page:
+            return events
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+async def event(store: DynamoDBStore, scope: Scope, task_id: str,
+                seq: int) -> pb.StreamResponse | None:
+    response = await store._call(
+        store._client.get_item, TableName=store.table_name,
+        Key=table.key(table.task_pk(scope, task_id), table.event_sk(seq)),
+        ConsistentRead=True)
+    item = response.get("Item")
+    if item is None:
+        return None
+    # The push dispatcher's read: its role may GetItem and Query only (infra/push.py).
+    if not await _parts.join_by_query(store._call, store._client, store.table_name, item,
+                                      "event"):
+        raise InternalError("a stored event is missing a part")
+    return pb.StreamResponse.FromString(item["event"]["B"])
+
+
+async def _join(store: DynamoDBStore, items: list[Item]) -> None:
+    """Join the parts of the large events among `items`, which live as long as they do."""
+    if await _parts.join(store._call, store._client, store.table_name, items, "event"):
+        raise InternalError("a stored event is missing a part")
+
+
+async def last_seq(store: DynamoDBStore, pk: str, floor: int) -> int:
+    """The highest event sequence number written under `pk` (at least `floor`)."""
+    page = await store._call(
+        store._client.query, TableName=store.table_name,
+        KeyConditionExpression="pk = :pk AND sk BETWEEN :lo AND :hi",
+        ExpressionAttributeValues={":pk": {"S": pk}, ":lo": {"S": table.event_sk(0)},
+                                   ":hi": {"S": table.LAST_EVENT_SK}},
+        ScanIndexForward=False, Limit=1, ConsistentRead=True, ProjectionExpression="seq")
+    items = page.get("Items", [])
+    return max([floor, *(int(item["seq"]["N"]) for item in items)])
