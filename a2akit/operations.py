@@ -9,9 +9,6 @@ so the list of operations cannot drift from the proto.
 
 from __future__ import annotations
 
-import base64
-import hashlib
-from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, TypeVar
 
 from google.protobuf import empty_pb2
@@ -43,9 +40,10 @@ from a2akit.execution.outcomes import Duplicate, Outcome, Replied, Started
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.ids import new_id
 from a2akit.push.guard import Policy, check_config
+from a2akit.replies import Events, media_matches, request_claim, single, task_stream, trim
 from a2akit.rpc import Operation, Streaming, Unary, check_table
 from a2akit.settings import Settings
-from a2akit.states import ACTIVE, closes_stream, is_terminal, status_event
+from a2akit.states import ACTIVE, is_terminal, status_event
 from a2akit.store.base import Lease, Scope, StoredTask, TaskQuery, TaskStore
 from a2akit.store.cursor import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MIN_PAGE_SIZE
 from a2akit.validation import check_history_length, check_request
@@ -57,34 +55,10 @@ __all__ = ["OPERATIONS", "Operation", "Operations", "Streaming", "Unary"]
 
 Req = TypeVar("Req", bound=Message)
 Res = TypeVar("Res", bound=Message)
-Events = AsyncIterator[pb.StreamResponse]
 
 
 def _not_found(task_id: str) -> TaskNotFoundError:
     return TaskNotFoundError(metadata={"taskId": task_id})
-
-
-def request_claim(request: pb.SendMessageRequest) -> str:
-    """The idempotency key of a SendMessage as the client sent it: the message id plus a
-    digest of the whole request (the message with its content, task and context ids, the
-    configuration with its push config, the metadata). Only a true repeat has the same key
-    and is a duplicate; another request under a used message id is the new request it is."""
-    digest = hashlib.blake2b(request.SerializeToString(deterministic=True), digest_size=16)
-    return (f"{request.message.message_id}#"
-            f"{base64.urlsafe_b64encode(digest.digest()).decode()[:22]}")
-
-
-def _trim(task: pb.Task, history_length: int | None, *, artifacts: bool = True) -> pb.Task:
-    """A copy for the caller: newest `history_length` messages, artifacts if asked."""
-    out = pb.Task()
-    out.CopyFrom(task)
-    if history_length is not None and len(out.history) > history_length:
-        kept = list(out.history)[len(out.history) - history_length:] if history_length else []
-        del out.history[:]
-        out.history.extend(kept)
-    if not artifacts:
-        del out.artifacts[:]
-    return out
 
 
 class Operations:
@@ -161,7 +135,7 @@ class Operations:
         if isinstance(outcome, Replied):
             return pb.SendMessageResponse(message=outcome.message)
         stored = await self._answer(scope, outcome)
-        return pb.SendMessageResponse(task=_trim(stored.task, history))
+        return pb.SendMessageResponse(task=trim(stored.task, history))
 
     async def send_streaming_message(self, request: pb.SendMessageRequest,
                                      call: Call) -> Events:
@@ -171,10 +145,10 @@ class Operations:
         begun = await self._begin(request, call, scope)
         outcome = begun if isinstance(begun, Duplicate) else await begun.started()
         if isinstance(outcome, Replied):
-            return _one(pb.StreamResponse(message=outcome.message))
+            return single(pb.StreamResponse(message=outcome.message))
         if isinstance(outcome, Started) and not isinstance(begun, Duplicate):
             first, events = begun.stream()
-            return _events(first, events, history)
+            return task_stream(first, events, history)
         stored = await self._answer(scope, outcome)
         return self._tail(scope, stored, history, call_budget(self.settings, call.deadline))
 
@@ -248,14 +222,15 @@ class Operations:
               budget: float | None) -> Events:
         """The task snapshot, then its events from the store as they are written by any
         process, until a new terminal or interrupted state (or the budget) ends it."""
-        return _events(stored.task, follow(self.store, scope, stored, budget,
-                                           lease_seconds=self.settings.lease_seconds), history)
+        events = follow(self.store, scope, stored, budget,
+                        lease_seconds=self.settings.lease_seconds)
+        return task_stream(stored.task, events, history)
 
     def _check_content_types(self, message: pb.Message) -> None:
         accepted = input_modes(self.agent)
         for part in message.parts:
             media = part.media_type
-            if media and not any(_media_matches(media, mode) for mode in accepted):
+            if media and not any(media_matches(media, mode) for mode in accepted):
                 raise ContentTypeNotSupportedError(
                     f"This agent does not accept {media}", metadata={"mediaType": media})
 
@@ -264,7 +239,7 @@ class Operations:
     async def get_task(self, request: pb.GetTaskRequest, call: Call) -> pb.Task:
         history = check_history_length(request)
         stored = await self._task(call.scope(request.tenant), request.id)
-        return _trim(stored.task, history)
+        return trim(stored.task, history)
 
     async def list_tasks(self, request: pb.ListTasksRequest, call: Call) -> pb.ListTasksResponse:
         history = check_history_length(request)
@@ -286,7 +261,7 @@ class Operations:
         tasks = [await self._settled_listed(scope, task, page.leases.get(task.id))
                  for task in page.tasks]
         return pb.ListTasksResponse(
-            tasks=[_trim(t, history, artifacts=request.include_artifacts) for t in tasks],
+            tasks=[trim(t, history, artifacts=request.include_artifacts) for t in tasks],
             next_page_token=page.next_page_token, page_size=page_size,
             total_size=page.total_size)
 
@@ -437,29 +412,6 @@ class Operations:
     def _require_push(self) -> None:
         if not self.card.capabilities.push_notifications:
             raise PushNotificationNotSupportedError()
-
-
-def _media_matches(media: str, mode: str) -> bool:
-    media = media.split(";", 1)[0].strip().lower()
-    mode = mode.lower()
-    if mode in ("*/*", media):
-        return True
-    return mode.endswith("/*") and media.startswith(mode[:-1])
-
-
-async def _one(event: pb.StreamResponse) -> Events:
-    yield event
-
-
-async def _events(first: pb.Task, events: Events, history: int | None) -> Events:
-    """A stream: the task, then its events until one closes the stream (or they end)."""
-    yield pb.StreamResponse(task=_trim(first, history))
-    if is_terminal(first.status.state):
-        return
-    async for event in events:
-        yield event
-        if closes_stream(event):
-            return
 
 
 # --- the operation table ----------------------------------------------------------------------
