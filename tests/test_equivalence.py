@@ -4,7 +4,6 @@ same tasks, over ONE shared Operations."""
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import itertools
 import json
@@ -17,7 +16,6 @@ import pytest
 from google.protobuf.message_factory import GetMessageClass
 from google.rpc import error_details_pb2
 
-from a2akit.agent import RequestContext, TaskHandle
 from a2akit.errors import (
     A2AError,
     InvalidParamsError,
@@ -32,7 +30,7 @@ from a2akit.protojson import from_json, to_json
 from grpc_service.generated import a2a_pb2_grpc
 from handlers.jsonrpc_app import create_app
 from tests.support.errors import Failure, grpc_failure, jsonrpc_failure, rest_failure
-from tests.support.harness import grpc_server, memory_operations
+from tests.support.harness import SlowOrEcho, grpc_server, memory_operations
 from tests.support.messages import send_request
 from tests.support.rest import rest_request
 
@@ -41,20 +39,6 @@ pytestmark = pytest.mark.anyio
 BINDINGS = ["jsonrpc", "rest", "grpc"]
 PAIRS = list(itertools.permutations(BINDINGS, 2))
 _METHODS = {m.name: m for m in pb.DESCRIPTOR.services_by_name["A2AService"].methods}
-
-
-class SlowOrEcho:
-    """Echoes and completes, except for "slow": works until canceled."""
-
-    name = "Equivalence"
-
-    async def execute(self, context: RequestContext, task: TaskHandle) -> None:
-        if context.text == "slow":
-            await task.working("waiting")
-            for _ in range(600):
-                await asyncio.sleep(0.05)
-        await task.add_artifact(context.text, name="echo")
-        await task.complete()
 
 
 def _comparable(failure: Failure) -> tuple[Any, ...]:

@@ -58,15 +58,19 @@ def ops(store: TaskStore, owners: dict[str, str]) -> Operations:
     return build_operations(settings, store=store, agent=GreeterAgent())
 
 
+def _headers(token: str | None) -> dict[str, str]:
+    headers = {"A2A-Version": "1.0"}
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    return headers
+
+
 class JsonRpc:
     def __init__(self, client: httpx.AsyncClient) -> None:
         self.client = client
 
     async def send(self, token: str | None, params: dict[str, Any]) -> httpx.Response:
-        headers = {"A2A-Version": "1.0"}
-        if token is not None:
-            headers["Authorization"] = f"Bearer {token}"
-        return await self.client.post("/", headers=headers, json={
+        return await self.client.post("/", headers=_headers(token), json={
             "jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": params})
 
     async def task(self, token: str | None, params: dict[str, Any]) -> dict[str, Any]:
@@ -90,10 +94,7 @@ class Rest:
         self.client = client
 
     async def send(self, token: str | None, params: dict[str, Any]) -> httpx.Response:
-        headers = {"A2A-Version": "1.0"}
-        if token is not None:
-            headers["Authorization"] = f"Bearer {token}"
-        return await self.client.post("/message:send", headers=headers, json=params)
+        return await self.client.post("/message:send", headers=_headers(token), json=params)
 
     async def task(self, token: str | None, params: dict[str, Any]) -> dict[str, Any]:
         reply = await self.send(token, params)

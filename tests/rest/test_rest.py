@@ -4,7 +4,6 @@ and errors in the spec's body with their HTTP status."""
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,31 +11,16 @@ from typing import Any
 
 import pytest
 
-from a2akit.agent import RequestContext, TaskHandle
 from a2akit.examples.echo import EchoAgent
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.settings import ENV, Settings, SettingsError
 from handlers.rest_routes import ROUTES, find_route, routes_of
 from tests.rest.client import KINDS, Rest, error_of, reason, serve_rest, violations
-from tests.support.harness import ANON, memory_operations
+from tests.support.harness import ANON, SlowOrEcho, memory_operations
 from tests.support.messages import send_params
 
 PROTO = Path(__file__).resolve().parents[2] / "proto" / "a2a.proto"
 HOOK = {"url": "https://93.184.216.34/hook", "token": "t0ken"}
-
-
-class SlowOrEcho:
-    """Echoes and completes, except for "slow": works until canceled."""
-
-    name = "Rest"
-
-    async def execute(self, context: RequestContext, task: TaskHandle) -> None:
-        if context.text == "slow":
-            await task.working("waiting")
-            for _ in range(600):
-                await asyncio.sleep(0.05)
-        await task.add_artifact(context.text, name="echo")
-        await task.complete()
 
 
 class WithExtendedCard(EchoAgent):

@@ -17,8 +17,7 @@ from a2akit.settings import Settings
 from handlers.rest_app import RestBinding
 from handlers.sse import sse_frames
 from tests.rest.client import serve_rest
-from tests.rest.test_rest import SlowOrEcho
-from tests.support.harness import memory_operations
+from tests.support.harness import SlowOrEcho, memory_operations
 
 pytestmark = pytest.mark.anyio
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
+from a2akit import aws
 from a2akit.store.base import Scope, TaskStore
 from a2akit.store.dynamodb import DynamoDBStore, env_client
 from a2akit.store.memory import MemoryStore
@@ -34,3 +36,12 @@ def store(request: pytest.FixtureRequest) -> Iterator[TaskStore]:
 def scope() -> Scope:
     """A fresh tenant per test: tests share one table but never each other's items."""
     return Scope(tenant=f"t#{uuid.uuid4().hex[:8]}", owner="alice")
+
+
+@pytest.fixture
+def own_client(ddb_endpoint: str) -> Iterator[Any]:
+    """A boto3 client of its own (one attempt per call), for hooks that stop its calls."""
+    client = aws.client("dynamodb", endpoint_url=ddb_endpoint, region_name="us-east-1",
+                        max_attempts=1)
+    yield client
+    client.close()

@@ -30,18 +30,6 @@ class _Throttled:
         yield b'{"__type":"com.amazonaws.dynamodb.v20120810#ThrottlingException"}'
 
 
-@pytest.fixture
-def own_client(ddb_endpoint: str) -> Iterator[Any]:
-    """A client of its own (one attempt per call), for hooks that stop its calls."""
-    import boto3
-
-    client = boto3.client("dynamodb", endpoint_url=ddb_endpoint, region_name="us-east-1",
-                          config=botocore.config.Config(
-                              retries={"mode": "standard", "total_max_attempts": 1}))
-    yield client
-    client.close()
-
-
 def _short(store: DynamoDBStore) -> DynamoDBStore:
     store.reservation_ms, store.reservation_ms_per_batch = 300, 0
     return store

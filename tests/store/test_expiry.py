@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import botocore.awsrequest
@@ -63,18 +63,6 @@ def _partition(client: Any, pk: str) -> list[dict[str, Any]]:
         kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
 
-@pytest.fixture
-def own_client(ddb_endpoint: str) -> Iterator[Any]:
-    """A boto3 client of its own (one attempt per call), for hooks on its calls."""
-    import boto3
-
-    client = boto3.client("dynamodb", endpoint_url=ddb_endpoint, region_name="us-east-1",
-                          config=botocore.config.Config(
-                              retries={"mode": "standard", "total_max_attempts": 1}))
-    yield client
-    client.close()
-
-
 @pytest.mark.slow
 async def test_the_expiry_never_recreates_a_config_deleted_meanwhile(
         own_client: Any, ddb_client: Any, scope: Scope) -> None:
@@ -101,31 +89,42 @@ class _Throttled:
         yield b'{"__type":"com.amazonaws.dynamodb.v20120810#ThrottlingException"}'
 
 
-@pytest.mark.slow
-async def test_an_expiry_that_failed_is_redone_by_the_sweeper(
-        own_client: Any, ddb_client: Any, scope: Scope) -> None:
-    store = DynamoDBStore(TABLE, own_client)
-    await _working_with_config(store, scope)
+def _outage_after_the_next_write(client: Any) -> Callable[[], None]:
+    """DynamoDB goes away for `client` right after its next transaction (the terminal
+    write): every later call fails, throttled. Returns what ends the outage."""
     down: list[bool] = []
 
     def outage(request: Any, event_name: str, **_: Any
                ) -> botocore.awsrequest.AWSResponse | None:
-        # DynamoDB goes away right after the terminal write: every later call fails.
         if not down or event_name.endswith(".TransactWriteItems"):
             return None
         return botocore.awsrequest.AWSResponse(
             request.url, 400, {"Content-Type": "application/x-amz-json-1.0"}, _Throttled())
 
-    own_client.meta.events.register("before-send.dynamodb", outage)
-    own_client.meta.events.register(
-        "before-call.dynamodb.TransactWriteItems", lambda **_: down.append(True))
+    def began(**_: Any) -> None:
+        down.append(True)
+
+    def end() -> None:
+        client.meta.events.unregister("before-send.dynamodb", outage)
+        client.meta.events.unregister("before-call.dynamodb.TransactWriteItems", began)
+
+    client.meta.events.register("before-send.dynamodb", outage)
+    client.meta.events.register("before-call.dynamodb.TransactWriteItems", began)
+    return end
+
+
+@pytest.mark.slow
+async def test_an_expiry_that_failed_is_redone_by_the_sweeper(
+        own_client: Any, ddb_client: Any, scope: Scope) -> None:
+    store = DynamoDBStore(TABLE, own_client)
+    await _working_with_config(store, scope)
+    end_outage = _outage_after_the_next_write(own_client)
     await _finish(store, scope)
     pk = table.task_pk(scope, "t1")
     assert any(table.TTL_ATTRIBUTE not in item for item in _partition(ddb_client, pk))
     assert _marker(ddb_client, pk) is not None  # what the sweeper finds
 
-    down.clear()
-    own_client.meta.events.unregister("before-send.dynamodb", outage)
+    end_outage()
     await leases.sweep(store)  # what handlers/sweeper.py and the container run
     items = _partition(ddb_client, pk)
     assert sorted(item["sk"]["S"] for item in items) == [
@@ -176,18 +175,7 @@ async def test_the_parts_of_a_large_task_expire_with_it_after_an_outage(
     task = make_task("t1", pb.TASK_STATE_WORKING)
     task.history.add(message_id="long", role=pb.ROLE_AGENT).parts.add(text="x" * 900_000)
     await store.create(scope, task, [task_event(task)])
-    down: list[bool] = []
-
-    def outage(request: Any, event_name: str, **_: Any
-               ) -> botocore.awsrequest.AWSResponse | None:
-        if not down or event_name.endswith(".TransactWriteItems"):
-            return None
-        return botocore.awsrequest.AWSResponse(
-            request.url, 400, {"Content-Type": "application/x-amz-json-1.0"}, _Throttled())
-
-    own_client.meta.events.register("before-send.dynamodb", outage)
-    own_client.meta.events.register(
-        "before-call.dynamodb.TransactWriteItems", lambda **_: down.append(True))
+    end_outage = _outage_after_the_next_write(own_client)
     done = pb.Task.FromString(task.SerializeToString())
     done.status.state = pb.TASK_STATE_COMPLETED  # type: ignore[assignment]
     await store.update(scope, "t1", 1, done, [status_event("t1", pb.TASK_STATE_COMPLETED)])
@@ -197,8 +185,7 @@ async def test_the_parts_of_a_large_task_expire_with_it_after_an_outage(
     assert len(parts) == 6  # 2 of each snapshot (the replaced ones not deleted), 2 of the event
     assert any(table.TTL_ATTRIBUTE not in item for item in parts)
 
-    down.clear()
-    own_client.meta.events.unregister("before-send.dynamodb", outage)
+    end_outage()
     await leases.sweep(store)
     expected = time.time() + 30 * 86400
     for item in _partition(ddb_client, pk):

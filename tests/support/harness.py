@@ -16,7 +16,7 @@ from typing import Any
 
 import grpc
 
-from a2akit.agent import Agent
+from a2akit.agent import Agent, RequestContext, TaskHandle
 from a2akit.examples.echo import EchoAgent
 from a2akit.operations import Operations
 from a2akit.runtime import build_operations
@@ -25,8 +25,16 @@ from a2akit.store.memory import MemoryStore
 from grpc_service.generated import a2a_pb2_grpc
 from grpc_service.server import RunningServer, serve
 
-__all__ = ["ANON", "GrpcHarness", "Start", "background_loop", "end_tasks", "grpc_server",
-           "memory_operations"]
+__all__ = [
+    "ANON",
+    "GrpcHarness",
+    "SlowOrEcho",
+    "Start",
+    "background_loop",
+    "end_tasks",
+    "grpc_server",
+    "memory_operations",
+]
 
 # What most binding tests run with: anyone may call, the push-config operations on, and
 # nobody delivering in this process (tests/push turns delivery on where it is the subject).
@@ -37,6 +45,20 @@ def memory_operations(agent: Agent | None = None, settings: Settings = ANON) -> 
     """The core over a new MemoryStore, running `agent` (an echo agent if none)."""
     return build_operations(settings, store=MemoryStore(),
                             agent=agent if agent is not None else EchoAgent())
+
+
+class SlowOrEcho:
+    """Echoes and completes, except for "slow": works until canceled."""
+
+    name = "Slow or echo"
+
+    async def execute(self, context: RequestContext, task: TaskHandle) -> None:
+        if context.text == "slow":
+            await task.working("waiting")
+            for _ in range(600):
+                await asyncio.sleep(0.05)
+        await task.add_artifact(context.text, name="echo")
+        await task.complete()
 
 
 @dataclasses.dataclass(frozen=True)
