@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from a2akit import logs
 from a2akit.runtime import build_operations, explain_startup_errors
 from a2akit.settings import Settings, SettingsError
 from handlers.jsonrpc_app import create_app
@@ -157,6 +158,7 @@ def main() -> None:
     environ = os.environ
     with explain_startup_errors():
         settings = Settings.from_env()
+        logs.configure(settings.log_level, "jsonrpc")
         port = _port(environ)
         operations = build_operations(settings)
 
@@ -176,6 +178,7 @@ def main() -> None:
         app, host=host, port=port, http="h11", ws="none", loop="asyncio", lifespan="off",
         access_log=False, server_header=False, proxy_headers=False,
         log_level=settings.log_level.lower(),
+        log_config=None,  # uvicorn's lines go through the kit's JSON handler (a2akit.logs)
         # Longer than the adapter's idle pool timeout (4 s), so the adapter closes first.
         timeout_keep_alive=5)
     uvicorn.Server(config).run()
