@@ -29,6 +29,7 @@ import sys
 import time
 import types
 from collections.abc import Mapping
+from random import getrandbits
 from typing import Any
 
 __all__ = [
@@ -66,7 +67,7 @@ def fields() -> Mapping[str, str]:
 def request_id(aws_context: object) -> str:
     """Lambda's `aws_request_id` of an invocation's context, else a new id."""
     value = getattr(aws_context, "aws_request_id", None)
-    return value if isinstance(value, str) and value else os.urandom(8).hex()
+    return value if isinstance(value, str) and value else f"{getrandbits(64):016x}"
 
 
 def begin(**values: str) -> None:
@@ -81,16 +82,32 @@ def bind(**values: str) -> None:
 
 
 def bind_task(task_id: str, context_id: str = "") -> None:
+    """The task the next lines are about (a context id from another task is dropped)."""
     current = _CONTEXT.get()
-    if current.get("task_id") != task_id or (context_id and
-                                              current.get("context_id") != context_id):
-        bind(task_id=task_id, context_id=context_id)
+    same_task = current.get("task_id") == task_id
+    if same_task and (not context_id or current.get("context_id") == context_id):
+        return
+    updated = {**current, "task_id": task_id}
+    if context_id:
+        updated["context_id"] = context_id
+    elif not same_task:
+        updated.pop("context_id", None)
+    _CONTEXT.set(updated)
 
 
 def owner_hash(owner: str) -> str:
     """A stable, short digest of a task owner: the same caller has the same value in every
     process, and the value tells nothing about the credential behind it."""
-    return hashlib.blake2b(owner.encode(), digest_size=8, person=b"a2akit-owner").hexdigest()
+    digest = _OWNER_HASHES.get(owner)
+    if digest is None:
+        if len(_OWNER_HASHES) >= 1024:  # bounded: a process sees few callers, mostly
+            _OWNER_HASHES.clear()
+        digest = _OWNER_HASHES[owner] = hashlib.blake2b(
+            owner.encode(), digest_size=8, person=b"a2akit-owner").hexdigest()
+    return digest
+
+
+_OWNER_HASHES: dict[str, str] = {}
 
 
 def bind_caller(tenant: str, owner: str) -> None:

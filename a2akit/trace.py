@@ -9,8 +9,8 @@ docs/observability.md says how this relates to X-Ray's `_X_AMZN_TRACE_ID`.
 
 from __future__ import annotations
 
-import os
 import re
+from random import getrandbits
 
 from a2akit import logs
 
@@ -38,11 +38,19 @@ def parse(value: str | None) -> tuple[str, str] | None:
     return trace_id, flags
 
 
+def _hop(traceparent: str | None) -> dict[str, str]:
+    """The context fields of this hop: the trace `traceparent` names (or a new one) and a new
+    span. Ids from `random`, not `os.urandom`: they must be unique, not secret, and a system
+    call per request is the larger part of their cost."""
+    parsed = parse(traceparent) if traceparent else None
+    trace_id, flags = parsed if parsed is not None else (f"{getrandbits(128):032x}", "01")
+    return {"trace_id": trace_id, "span_id": f"{getrandbits(64) or 1:016x}",
+            "_trace_flags": flags}
+
+
 def continue_trace(traceparent: str | None) -> None:
     """Put the trace `traceparent` names (or a new one) with a new span into the context."""
-    parsed = parse(traceparent)
-    trace_id, flags = parsed if parsed is not None else (os.urandom(16).hex(), "01")
-    logs.bind(trace_id=trace_id, span_id=os.urandom(8).hex(), _trace_flags=flags)
+    logs.bind(**_hop(traceparent))
 
 
 def current_traceparent() -> str | None:
@@ -57,5 +65,5 @@ def current_traceparent() -> str | None:
 def begin_request(operation: str, aws_context: object, traceparent: str | None) -> None:
     """A binding's one call per request: a new logging context with the request id (Lambda's
     `aws_request_id` when there is one, else a new id), the operation and the trace."""
-    logs.begin(request_id=logs.request_id(aws_context), operation=operation)
-    continue_trace(traceparent)
+    logs.begin(request_id=logs.request_id(aws_context), operation=operation,
+               **_hop(traceparent))

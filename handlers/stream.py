@@ -58,8 +58,9 @@ def under_adapter(environ: Mapping[str, str]) -> bool:
 class _InvocationContext:
     """What `a2akit.execution.budget.lambda_deadline` reads from Mangum's `aws.context`."""
 
-    def __init__(self, deadline_ms: float) -> None:
+    def __init__(self, deadline_ms: float, request_id: str | None = None) -> None:
         self.deadline_ms = deadline_ms
+        self.aws_request_id = request_id  # what a2akit.logs names the request's lines by
 
     def get_remaining_time_in_millis(self) -> int:
         return max(0, int(self.deadline_ms - time.time() * 1000))
@@ -114,9 +115,12 @@ class AdapterContext:
             await self._restored(send)
             return
         if self.trusted:
-            deadline = _deadline_ms(_json_object(lambda_raw))
+            invocation = _json_object(lambda_raw)
+            deadline = _deadline_ms(invocation)
             if deadline is not None:
-                scope["aws.context"] = _InvocationContext(deadline)
+                request_id = (invocation or {}).get("request_id")
+                scope["aws.context"] = _InvocationContext(
+                    deadline, request_id if isinstance(request_id, str) else None)
             request_context = _json_object(request_raw)
             if request_context is not None:
                 scope["aws.event"] = {"requestContext": request_context}

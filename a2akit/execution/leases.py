@@ -23,7 +23,7 @@ import logging
 import os
 import socket
 
-from a2akit import metrics
+from a2akit import logs, metrics
 from a2akit.clock import epoch_ms
 from a2akit.errors import A2AError, UnavailableError
 from a2akit.execution.fold import Change, fold_write
@@ -154,6 +154,8 @@ async def sweep(store: TaskStore, *, limit: int = 100) -> int:
     conditional."""
     ended = 0
     for scope, task_id in await store.expired_leases(epoch_ms(), limit):
+        logs.bind_caller(scope.tenant, scope.owner)
+        logs.bind_task(task_id)
         try:
             stored = await store.get(scope, task_id)
             if stored is None:

@@ -228,4 +228,5 @@ async def enqueue(store: TaskStore, queue: TaskQueue, settings: Settings,
             log.warning("task %s could not be failed either; its queue lease will expire",
                         context.task_id, exc_info=True)
         raise UnavailableError("The task could not be queued; try again") from exc
+    log.debug("queued task %s for a worker", context.task_id)
     return Started(written)
