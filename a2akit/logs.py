@@ -35,6 +35,7 @@ from typing import Any
 __all__ = [
     "AGENT_LOGGER",
     "begin",
+    "begin_with",
     "bind",
     "bind_caller",
     "bind_task",
@@ -73,6 +74,11 @@ def request_id(aws_context: object) -> str:
 def begin(**values: str) -> None:
     """Start a new context for one request or job: only these fields (empty ones dropped)."""
     _CONTEXT.set({key: value for key, value in values.items() if value})
+
+
+def begin_with(values: dict[str, str]) -> None:
+    """`begin` with a dict the caller made and no longer touches, every value non-empty."""
+    _CONTEXT.set(values)
 
 
 def bind(**values: str) -> None:
@@ -114,8 +120,14 @@ def bind_caller(tenant: str, owner: str) -> None:
     current = _CONTEXT.get()
     if current.get("_owner") == owner and current.get("tenant", "") == tenant:
         return
-    # `_owner` is the key for the check above, never written out.
-    bind(tenant=tenant, caller=owner_hash(owner), _owner=owner)
+    # `_owner` is the key for the check above, never written out. One dict, no helper: this
+    # runs on every request.
+    updated = {**current, "caller": owner_hash(owner), "_owner": owner}
+    if tenant:
+        updated["tenant"] = tenant
+    else:
+        updated.pop("tenant", None)
+    _CONTEXT.set(updated)
 
 
 class JsonFormatter(logging.Formatter):

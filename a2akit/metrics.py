@@ -13,10 +13,12 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Mapping
 from json.encoder import encode_basestring as _quote
 from typing import Any
 
 from a2akit import logs
+from a2akit.generated import a2a_pb2 as pb
 
 __all__ = [
     "AUTH_REFUSED",
@@ -53,63 +55,73 @@ QUOTA_REFUSED = "QuotaRefused"  # Count: new tasks refused by the per-caller lim
 AUTH_REFUSED = "AuthRefused"  # Count, dimension Reason: requests refused authentication
 
 
-def document(values: dict[str, tuple[float, str]], dimensions: dict[str, str],
-             properties: dict[str, Any], timestamp_ms: int | None = None) -> str:
-    """One EMF line: each metric of `values` (name -> (value, unit)) under `dimensions`,
-    plus `properties`."""
-    stamp = int(time.time() * 1000) if timestamp_ms is None else timestamp_ms
-    shape = (tuple((name, unit) for name, (_, unit) in values.items()), tuple(dimensions))
-    directive = _DIRECTIVES.get(shape)
-    if directive is None:  # the same few shapes over and over: encoded once each
-        directive = _DIRECTIVES[shape] = json.dumps([{
-            "Namespace": NAMESPACE, "Dimensions": [list(shape[1])],
-            "Metrics": [{"Name": name, "Unit": unit} for name, unit in shape[0]]}],
+# The unit of each metric, so a line names its metrics only.
+UNITS = {TASKS_ENDED: "Count", TASK_DURATION: "Milliseconds", TIME_QUEUED: "Milliseconds",
+         LEASE_EXPIRED: "Count", CONFLICTS: "Count", THROTTLES: "Count",
+         PUSH_DELIVERED: "Count", PUSH_RETRIES: "Count", QUOTA_REFUSED: "Count",
+         AUTH_REFUSED: "Count"}
+# pb.TaskState.Name without its prefix, looked up once: the runner names every ended task.
+STATE_NAMES = {value: name.removeprefix("TASK_STATE_") for name, value in pb.TaskState.items()}
+
+
+def _directive(metrics: tuple[str, ...], dimensions: tuple[str, ...]) -> str:
+    """The `_aws` member's CloudWatchMetrics of a line: the same few shapes over and over,
+    each encoded once."""
+    shape = (metrics, dimensions)
+    text = _DIRECTIVES.get(shape)
+    if text is None:
+        text = _DIRECTIVES[shape] = json.dumps([{
+            "Namespace": NAMESPACE, "Dimensions": [list(dimensions)],
+            "Metrics": [{"Name": name, "Unit": UNITS.get(name, "Count")} for name in metrics]}],
             separators=(",", ":"))
-    # Field by field, the strings through json's C quoting: a json.dumps of the whole line
-    # costs several times more, on every SendMessage.
-    fields = [f"{_quote(key)}:{_value(value)}" for key, value in properties.items()]
+    return text
+
+
+_DIRECTIVES: dict[tuple[tuple[str, ...], tuple[str, ...]], str] = {}
+
+
+def document(values: Mapping[str, float], dimensions: dict[str, str],
+             properties: Mapping[str, Any], timestamp_ms: int | None = None) -> str:
+    """One EMF line: each metric of `values` (name -> value, in its unit of UNITS) under
+    `dimensions`, plus `properties`. Field by field, strings through json's C quoting: a
+    json.dumps of the whole line costs several times more, and the runner writes one for
+    every task."""
+    stamp = int(time.time() * 1000) if timestamp_ms is None else timestamp_ms
+    fields = [f"{_quote(key)}:{_quote(value) if type(value) is str else _json(value)}"
+              for key, value in properties.items() if key[0] != "_"]
     fields += [f"{_quote(key)}:{_quote(value)}" for key, value in dimensions.items()]
-    fields += [f"{_quote(name)}:{value!r}" for name, (value, _) in values.items()]
-    return (f'{{"_aws":{{"Timestamp":{stamp},"CloudWatchMetrics":{directive}}},'
-            f'{",".join(fields)}}}')
+    fields += [f"{_quote(name)}:{value!r}" for name, value in values.items()]
+    return (f'{{"_aws":{{"Timestamp":{stamp},"CloudWatchMetrics":'
+            f'{_directive(tuple(values), tuple(dimensions))}}},{",".join(fields)}}}')
 
 
-def _value(value: Any) -> str:
-    if isinstance(value, str):
-        return _quote(value)
+def _json(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), default=str)
 
 
-_DIRECTIVES: dict[tuple[tuple[tuple[str, str], ...], tuple[str, ...]], str] = {}
-
-
-def emit_all(values: dict[str, tuple[float, str]],
-             dimension: tuple[str, str] | None = None) -> None:
-    """Write the metrics of `values` (name -> (value, unit)) for this service in one line,
-    with one more dimension when given, and the current context's ids as properties."""
+def emit_all(values: Mapping[str, float], dimension: tuple[str, str] | None = None) -> None:
+    """Write the metrics of `values` (name -> value) for this service in one line, with one
+    more dimension when given, and the current context's ids as properties."""
     dimensions = {SERVICE_DIMENSION: logs.service()}
     if dimension is not None:
         dimensions[dimension[0]] = dimension[1]
-    properties = {key: value for key, value in logs.fields().items()
-                  if not key.startswith("_")}
-    sys.stdout.write(document(values, dimensions, properties) + "\n")
+    sys.stdout.write(document(values, dimensions, logs.fields()) + "\n")
     sys.stdout.flush()
 
 
-def emit(metric: str, value: float, unit: str = "Count",
-         dimension: tuple[str, str] | None = None) -> None:
-    emit_all({metric: (value, unit)}, dimension)
+def emit(metric: str, value: float, dimension: tuple[str, str] | None = None) -> None:
+    emit_all({metric: value}, dimension)
 
 
 def count(metric: str, dimension: tuple[str, str] | None = None) -> None:
-    emit(metric, 1, "Count", dimension)
+    emit_all({metric: 1}, dimension)
 
 
-def task_ended(state: str, started_ms: int | None = None) -> None:
-    """A task reached terminal `state` (COMPLETED, FAILED, ...): one TasksEnded, and its
-    TaskDuration when the writer knows when it started."""
-    values = {TASKS_ENDED: (1.0, "Count")}
-    if started_ms is not None:
-        values[TASK_DURATION] = (float(max(0, int(time.time() * 1000) - started_ms)),
-                                 "Milliseconds")
-    emit_all(values, ("State", state.removeprefix("TASK_STATE_")))
+def task_ended(state: int, started_ms: int | None = None) -> None:
+    """A task reached terminal `state`: one TasksEnded, and its TaskDuration when the writer
+    knows when it started."""
+    if started_ms is None:
+        values = {TASKS_ENDED: 1}
+    else:
+        values = {TASKS_ENDED: 1, TASK_DURATION: max(0, int(time.time() * 1000) - started_ms)}
+    emit_all(values, ("State", STATE_NAMES.get(state, str(state))))

@@ -65,5 +65,7 @@ def current_traceparent() -> str | None:
 def begin_request(operation: str, aws_context: object, traceparent: str | None) -> None:
     """A binding's one call per request: a new logging context with the request id (Lambda's
     `aws_request_id` when there is one, else a new id), the operation and the trace."""
-    logs.begin(request_id=logs.request_id(aws_context), operation=operation,
-               **_hop(traceparent))
+    fields = _hop(traceparent)
+    fields["request_id"] = logs.request_id(aws_context)
+    fields["operation"] = operation
+    logs.begin_with(fields)

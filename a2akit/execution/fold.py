@@ -89,7 +89,7 @@ async def fold_write(store: TaskStore, scope: Scope, task_id: str,
                                      change.claim, lease=change.lease,
                                      lease_expired_by=change.lease_expired_by)
         if is_terminal(task.status.state) and not is_terminal(current.task.status.state):
-            metrics.task_ended(pb.TaskState.Name(task.status.state))
+            metrics.task_ended(task.status.state)
         return written
 
     return await retry_on_conflict(attempt, exhausted)

@@ -77,8 +77,7 @@ class Worker:
             log.info("task %s: another delivery took it first", job.task_id)
             return
         if job.enqueued_ms is not None:
-            metrics.emit(metrics.TIME_QUEUED, max(0, epoch_ms() - job.enqueued_ms),
-                         "Milliseconds")
+            metrics.emit(metrics.TIME_QUEUED, max(0, epoch_ms() - job.enqueued_ms))
         terms = Terms.within(self.settings.lease_seconds, budget, "this worker's invocation",
                              owner)
         run = Run(self.store, self.agent, context, stored=stored, claim=None, recorded=True,

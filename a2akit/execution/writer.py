@@ -150,7 +150,7 @@ class TaskWriter:
                 e.HasField("status_update") for e in batch))
             state = stored.task.status.state
             if is_terminal(state):  # a write only ends an unfinished task: once per task
-                metrics.task_ended(pb.TaskState.Name(state), self._began_ms)
+                metrics.task_ended(state, self._began_ms)
             self._on_change()
 
         await retry_on_conflict(attempt, lambda: InvalidAgentResponseError(

@@ -26,8 +26,7 @@ def failure_line(record: Mapping[str, Any]) -> str:
     in CloudWatch, one count of `A2AKit/PushDeliveryFailed`."""
     function = os.environ.get("AWS_LAMBDA_FUNCTION_NAME")
     dimensions: dict[str, str] = {DIMENSION: function} if function else {}
-    properties = {key: value for key, value in logs.fields().items() if not key.startswith("_")}
-    properties.update({"message": "push notification not delivered",
-                       **{key: value for key, value in record.items() if key != "event"}})
-    return document({FAILED_METRIC: (1, "Count")}, dimensions, properties,
+    properties = {**logs.fields(), "message": "push notification not delivered",
+                  **{key: value for key, value in record.items() if key != "event"}}
+    return document({FAILED_METRIC: 1}, dimensions, properties,
                     timestamp_ms=record["failedAt"])
