@@ -9,12 +9,13 @@ docs/observability.md says how this relates to X-Ray's `_X_AMZN_TRACE_ID`.
 
 from __future__ import annotations
 
+import os
 import re
 from random import getrandbits
 
 from a2akit import logs
 
-__all__ = ["HEADER", "begin_request", "continue_trace", "current_traceparent", "parse"]
+__all__ = ["HEADER", "begin_request", "continue_trace", "current_traceparent", "from_asgi", "parse"]
 
 HEADER = "traceparent"
 # version 00: 2 hex version, 32 hex trace id (not all zero), 16 hex parent id (not all
@@ -40,12 +41,20 @@ def parse(value: str | None) -> tuple[str, str] | None:
 
 def _hop(traceparent: str | None) -> dict[str, str]:
     """The context fields of this hop: the trace `traceparent` names (or a new one) and a new
-    span. Ids from `random`, not `os.urandom`: they must be unique, not secret, and a system
-    call per request is the larger part of their cost."""
+    span (an all-zero span id is invalid; 2**-64 odds, not worth a check)."""
     parsed = parse(traceparent) if traceparent else None
-    trace_id, flags = parsed if parsed is not None else (f"{getrandbits(128):032x}", "01")
-    return {"trace_id": trace_id, "span_id": f"{getrandbits(64) or 1:016x}",
-            "_trace_flags": flags}
+    ids = os.urandom(24).hex()
+    trace_id, flags = parsed if parsed is not None else (ids[:32], "01")
+    return {"trace_id": trace_id, "span_id": ids[32:], "_trace_flags": flags}
+
+
+def from_asgi(headers: list[tuple[bytes, bytes]]) -> str | None:
+    """The `traceparent` of an ASGI scope's raw headers (names are lower case there): a plain
+    scan, cheaper than a Headers lookup on every request."""
+    for name, value in headers:
+        if name == b"traceparent":
+            return value.decode("latin-1")
+    return None
 
 
 def continue_trace(traceparent: str | None) -> None:
@@ -64,8 +73,18 @@ def current_traceparent() -> str | None:
 
 def begin_request(operation: str, aws_context: object, traceparent: str | None) -> None:
     """A binding's one call per request: a new logging context with the request id (Lambda's
-    `aws_request_id` when there is one, else a new id), the operation and the trace."""
-    fields = _hop(traceparent)
-    fields["request_id"] = logs.request_id(aws_context)
-    fields["operation"] = operation
+    `aws_request_id` when there is one, else a new id), the operation and the trace. One dict
+    made here and set once: this runs on every request."""
+    parsed = parse(traceparent) if traceparent else None
+    request_id = getattr(aws_context, "aws_request_id", None)
+    ids = os.urandom(24).hex()  # a trace id and a span id in one draw
+    fields = {
+        "request_id": request_id if type(request_id) is str and request_id
+        else f"{getrandbits(64):016x}",
+        "operation": operation,
+        "trace_id": parsed[0] if parsed is not None else ids[:32],
+        "span_id": ids[32:],
+    }
+    if parsed is not None and parsed[1] != "01":
+        fields["_trace_flags"] = parsed[1]
     logs.begin_with(fields)

@@ -37,7 +37,7 @@ from a2akit.execution.budget import lambda_deadline
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.operations import OPERATIONS, Operations, Unary
 from a2akit.protojson import from_json, to_json
-from a2akit.trace import begin_request
+from a2akit.trace import begin_request, from_asgi
 from handlers.conditional import not_modified
 from handlers.json_body import parse_json_body
 
@@ -148,7 +148,7 @@ class _JsonRpc:
                                           metadata={"method": method})
             scope = request.scope
             # The request's logging context: its id, the operation, the caller's trace.
-            begin_request(method, scope.get("aws.context"), request.headers.get("traceparent"))
+            begin_request(method, scope.get("aws.context"), from_asgi(scope["headers"]))
             message = from_json(payload.get("params"), operation.request)
             call = await self.ops.resolve_call(
                 request.headers, verified_principal=platform_principal(scope.get("aws.event")),
