@@ -99,11 +99,13 @@ class Worker:
         """An SQS event's records, one after the other; the partial batch response lists
         those to deliver again. `budget()` is the time the next run may take."""
         failures: list[dict[str, str]] = []
-        invocation = dict(logs.fields())  # the Lambda request's ids: each record starts there
+        # Each record starts from the invocation's ids (a job's own are the record's alone).
+        invocation = {key: value for key, value in logs.fields().items()
+                      if key in ("request_id", "operation")}
         for record in records:
             message_id = str(record.get("messageId", ""))
             receives = _receive_count(record)
-            logs.begin(**invocation, sqs_message_id=message_id)
+            logs.begin_with({**invocation, "sqs_message_id": message_id})
             job = None
             try:
                 job = Job.decode(str(record.get("body", "")))
