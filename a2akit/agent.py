@@ -22,6 +22,7 @@ coroutine is cancelled (`asyncio.CancelledError`), so `await` points are where i
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
@@ -29,6 +30,7 @@ from google.protobuf import struct_pb2
 
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.ids import new_id
+from a2akit.logs import AGENT_LOGGER
 from a2akit.states import status_event
 from a2akit.store.base import Scope
 
@@ -50,6 +52,13 @@ class RequestContext:
     def text(self) -> str:
         """The text parts of the message, joined by newlines."""
         return "\n".join(part.text for part in self.message.parts if part.HasField("text"))
+
+    @property
+    def log(self) -> logging.Logger:
+        """The agent's logger (`a2akit.agent`): its lines carry the request's and the task's
+        ids and trace (a2akit.logs), at the level LOG_LEVEL sets. Any other logger gets them
+        too."""
+        return logging.getLogger(AGENT_LOGGER)
 
 
 @runtime_checkable

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, TypeVar
 from google.protobuf import empty_pb2
 from google.protobuf.message import Message
 
+from a2akit import logs, metrics
 from a2akit.agent import Agent, RequestContext
 from a2akit.auth import Authenticator
 from a2akit.caller import Call, Headers, resolve_call
@@ -111,7 +112,8 @@ class Operations:
         # Authorization first, before anything is looked up: the operation's scopes, then
         # the tenant the request names (every request message has one).
         self.authenticator.authorize(call.identity, operation)
-        call.scope(getattr(request, "tenant", ""))
+        scope = call.scope(getattr(request, "tenant", ""))
+        logs.bind_caller(scope.tenant, scope.owner)
         for uri in self._required_extensions:
             if uri not in call.extensions:
                 raise ExtensionSupportRequiredError(
@@ -187,6 +189,7 @@ class Operations:
             await self._check_quota(scope)
             message.task_id = new_id()
             message.context_id = message.context_id or new_id()
+        logs.bind_task(message.task_id, message.context_id)
         push_configs: tuple[pb.TaskPushNotificationConfig, ...] = ()
         if push is not None:
             push.task_id, push.tenant = message.task_id, scope.tenant
@@ -208,6 +211,7 @@ class Operations:
         the limit bounds a flood, not each task."""
         limit = self.settings.max_active_tasks_per_caller
         if limit is not None and await self.store.count(scope, ACTIVE) >= limit:
+            metrics.count(metrics.QUOTA_REFUSED)
             raise TooManyActiveTasksError(metadata={"limit": str(limit)})
 
     async def _answer(self, scope: Scope, outcome: Started | Duplicate) -> StoredTask:
@@ -311,9 +315,11 @@ class Operations:
 
     async def _task(self, scope: Scope, task_id: str) -> StoredTask:
         """The caller's task as it stands; one whose runner is gone ends FAILED first."""
+        logs.bind_task(task_id)
         stored = await current(self.store, scope, task_id)
         if stored is None:
             raise _not_found(task_id)
+        logs.bind_task(task_id, stored.task.context_id)
         return stored
 
     async def _settled_listed(self, scope: Scope, task: pb.Task, lease: Lease | None) -> pb.Task:

@@ -29,6 +29,7 @@ from grpc_health.v1.health import aio as health_aio
 from grpc_reflection.v1alpha import reflection
 from grpc_status import rpc_status
 
+from a2akit import logs, trace
 from a2akit.caller import Call
 from a2akit.errors import A2AError, InternalError, JSONParseError
 from a2akit.execution import drain, live_runs
@@ -95,9 +96,13 @@ class _Binding:
         check_enum_values(request)
         return request
 
-    async def call(self, context: Context) -> Call:
-        """Version, then caller: the same checks and errors as the JSON-RPC binding."""
-        call = await self.ops.resolve_call(_Metadata(context))
+    async def call(self, context: Context, operation: str) -> Call:
+        """Version, then caller: the same checks and errors as the JSON-RPC binding. First the
+        request's logging context: the operation and the caller's `traceparent` metadata."""
+        metadata = _Metadata(context)
+        traceparent = metadata.getlist(trace.HEADER)
+        trace.begin_request(operation, None, traceparent[0] if traceparent else None)
+        call = await self.ops.resolve_call(metadata)
         if call.active_extensions:
             await context.send_initial_metadata(
                 (("a2a-extensions", ",".join(call.active_extensions)),))
@@ -136,7 +141,7 @@ def _unary(binding: _Binding, operation: Unary[Any, Any]
         # manager's generator per call costs more than the call's own checks.
         try:
             request = binding.decode(operation, raw)
-            call = await binding.call(context)
+            call = await binding.call(context, operation.name)
             return await binding.ops.unary(operation, request, call)
         except _PASSED_THROUGH:
             raise
@@ -154,7 +159,7 @@ def _streaming(binding: _Binding, operation: Streaming[Any]
         try:
             async with _errors_answered(context, operation.name):
                 request = binding.decode(operation, raw)
-                call = await binding.call(context)
+                call = await binding.call(context, operation.name)
                 events = await binding.ops.stream(operation, request, call)
                 async for event in events:
                     yield event
@@ -289,6 +294,5 @@ async def _run(settings: Settings) -> None:
 def main() -> None:
     with explain_startup_errors():
         settings = Settings.from_env()
-        logging.basicConfig(level=settings.log_level,
-                            format="%(asctime)s %(levelname)s %(name)s %(message)s")
+        logs.configure(settings.log_level, "grpc")
         asyncio.run(_run(settings))

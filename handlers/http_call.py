@@ -10,8 +10,15 @@ from a2akit.auth import platform_principal
 from a2akit.caller import Call
 from a2akit.execution.budget import lambda_deadline
 from a2akit.operations import Operations
+from a2akit.trace import begin_request, from_asgi
 
-__all__ = ["extension_headers", "resolve_http_call"]
+__all__ = ["begin_http_request", "extension_headers", "resolve_http_call"]
+
+
+def begin_http_request(request: Request, operation: str) -> None:
+    """The request's logging context: its id (Lambda's), the operation, the caller's trace."""
+    scope = request.scope
+    begin_request(operation, scope.get("aws.context"), from_asgi(scope["headers"]))
 
 
 async def resolve_http_call(ops: Operations, request: Request) -> Call:

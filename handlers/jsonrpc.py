@@ -8,6 +8,7 @@ one snapshot must not share.
 
 from __future__ import annotations
 
+from a2akit import logs
 from a2akit.runtime import build_operations, explain_startup_errors
 from a2akit.settings import Settings
 from handlers.jsonrpc_app import create_app
@@ -19,6 +20,7 @@ __all__ = ["app", "handler"]
 # line, so Lambda reports an init error whose message is that line.
 with explain_startup_errors(reraise=True):
     settings = Settings.from_env()
+    logs.configure(settings.log_level, "jsonrpc")
     operations = build_operations(settings)
     app = create_app(operations)
 handler = lambda_handler(app)

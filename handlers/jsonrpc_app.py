@@ -34,7 +34,7 @@ from a2akit.errors import (
 from a2akit.operations import OPERATIONS, Operations, Unary
 from a2akit.protojson import from_json, to_json
 from handlers.conditional import not_modified
-from handlers.http_call import extension_headers, resolve_http_call
+from handlers.http_call import begin_http_request, extension_headers, resolve_http_call
 from handlers.json_body import check_content_type, parse_json_body, read_body
 from handlers.rest_mount import RestRoutes
 from handlers.sse import SSE_HEADERS, Framing, sse_frames
@@ -112,6 +112,7 @@ class _JsonRpc:
             if operation is None:
                 raise MethodNotFoundError(f"Method not found: {method}",
                                           metadata={"method": method})
+            begin_http_request(request, method)
             message = from_json(payload.get("params"), operation.request)
             call = await resolve_http_call(self.ops, request)
             headers = extension_headers(call)

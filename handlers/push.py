@@ -8,9 +8,9 @@ is kept across invocations, like the store client's connections.
 from __future__ import annotations
 
 import asyncio
-import logging
 from typing import Any
 
+from a2akit import logs
 from a2akit.execution.budget import LambdaContext, worker_budget
 from a2akit.push.dispatcher import make_dispatcher
 from a2akit.push.stream import dispatch_records
@@ -21,7 +21,7 @@ __all__ = ["handler"]
 
 with explain_startup_errors(reraise=True):
     settings = Settings.from_env()
-    logging.getLogger("a2akit").setLevel(settings.log_level)
+    logs.configure(settings.log_level, "push")
     dispatcher = make_dispatcher(settings, make_store(settings))
 _loop = asyncio.new_event_loop()
 
@@ -29,6 +29,7 @@ _loop = asyncio.new_event_loop()
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """Deliver the events of one batch of stream records; returns the partial batch
     response (the records to retry, by sequence number)."""
+    logs.begin(request_id=logs.request_id(context), operation="PushDispatch")
     # A request started at the budget's end may take its whole timeout.
     budget = max(0.0, worker_budget(settings, context) - settings.push_timeout_seconds)
     failed = _loop.run_until_complete(dispatch_records(dispatcher, event.get("Records", []),

@@ -29,7 +29,7 @@ from a2akit.errors import (
 )
 from a2akit.operations import Operations, Unary
 from a2akit.protojson import from_json, to_json
-from handlers.http_call import extension_headers, resolve_http_call
+from handlers.http_call import begin_http_request, extension_headers, resolve_http_call
 from handlers.json_body import check_content_type, parse_json_body, read_body
 from handlers.rest_routes import bind_path, find_route, query_json
 from handlers.sse import SSE_HEADERS, Framing, sse_frames
@@ -81,6 +81,7 @@ class RestBinding:
             else:
                 payload = query_json(operation.request, request.query_params.multi_items(),
                                      variables)
+            begin_http_request(request, operation.name)
             message = from_json(payload, operation.request)
             bind_path(message, variables)
             call = await resolve_http_call(self.ops, request)

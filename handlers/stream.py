@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from a2akit import logs
 from a2akit.runtime import build_operations, explain_startup_errors
 from a2akit.settings import Settings, SettingsError
 from handlers.jsonrpc_app import create_app
@@ -57,8 +58,9 @@ def under_adapter(environ: Mapping[str, str]) -> bool:
 class _InvocationContext:
     """What `a2akit.execution.budget.lambda_deadline` reads from Mangum's `aws.context`."""
 
-    def __init__(self, deadline_ms: float) -> None:
+    def __init__(self, deadline_ms: float, request_id: str | None = None) -> None:
         self.deadline_ms = deadline_ms
+        self.aws_request_id = request_id  # what a2akit.logs names the request's lines by
 
     def get_remaining_time_in_millis(self) -> int:
         return max(0, int(self.deadline_ms - time.time() * 1000))
@@ -113,9 +115,12 @@ class AdapterContext:
             await self._restored(send)
             return
         if self.trusted:
-            deadline = _deadline_ms(_json_object(lambda_raw))
+            invocation = _json_object(lambda_raw)
+            deadline = _deadline_ms(invocation)
             if deadline is not None:
-                scope["aws.context"] = _InvocationContext(deadline)
+                request_id = (invocation or {}).get("request_id")
+                scope["aws.context"] = _InvocationContext(
+                    deadline, request_id if isinstance(request_id, str) else None)
             request_context = _json_object(request_raw)
             if request_context is not None:
                 scope["aws.event"] = {"requestContext": request_context}
@@ -157,6 +162,7 @@ def main() -> None:
     environ = os.environ
     with explain_startup_errors():
         settings = Settings.from_env()
+        logs.configure(settings.log_level, "jsonrpc")
         port = _port(environ)
         operations = build_operations(settings)
 
@@ -176,6 +182,7 @@ def main() -> None:
         app, host=host, port=port, http="h11", ws="none", loop="asyncio", lifespan="off",
         access_log=False, server_header=False, proxy_headers=False,
         log_level=settings.log_level.lower(),
+        log_config=None,  # uvicorn's lines go through the kit's JSON handler (a2akit.logs)
         # Longer than the adapter's idle pool timeout (4 s), so the adapter closes first.
         timeout_keep_alive=5)
     uvicorn.Server(config).run()

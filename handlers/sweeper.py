@@ -6,9 +6,9 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 from typing import Any
 
+from a2akit import logs
 from a2akit.execution.leases import sweep
 from a2akit.runtime import explain_startup_errors, make_store
 from a2akit.settings import Settings
@@ -17,11 +17,12 @@ __all__ = ["handler"]
 
 with explain_startup_errors(reraise=True):
     settings = Settings.from_env()
-    logging.getLogger("a2akit").setLevel(settings.log_level)
+    logs.configure(settings.log_level, "sweeper")
     store = make_store(settings)
 _loop = asyncio.new_event_loop()
 
 
 def handler(event: dict[str, Any], context: object) -> dict[str, int]:
     """One sweep; returns how many tasks it ended."""
+    logs.begin(request_id=logs.request_id(context), operation="Sweep")
     return {"ended": _loop.run_until_complete(sweep(store))}

@@ -12,12 +12,11 @@ there (default 900 s, Lambda's ceiling).
 from __future__ import annotations
 
 import argparse
-import logging
 import time
 from collections.abc import Mapping
 from typing import Any
 
-from a2akit import aws
+from a2akit import aws, logs
 from a2akit.settings import ENV, Settings
 
 
@@ -52,8 +51,7 @@ def main() -> None:
     settings = Settings.from_env()
     if not settings.queue_url:
         raise SystemExit(f"{ENV.QUEUE_URL} is not set")
-    logging.basicConfig(level=settings.log_level,
-                        format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    logs.configure(settings.log_level, "worker")
     from handlers.worker import handler  # after logging: it builds the store and agent
 
     sqs = aws.client("sqs", endpoint_url=settings.sqs_endpoint)

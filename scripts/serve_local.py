@@ -22,6 +22,7 @@ import socket
 
 import uvicorn
 
+from a2akit import logs
 from a2akit.card import rest_url
 from a2akit.execution.leases import sweep_periodically
 from a2akit.runtime import StartupError, build_operations, explain_startup_errors
@@ -107,12 +108,14 @@ async def main() -> None:
     if grpc_server is not None and args.grpc_port:
         os.environ.setdefault(ENV.GRPC_ADDRESS, f"{args.host}:{args.grpc_port}")
     settings = Settings.from_env()
+    logs.configure(settings.log_level, "local")
     operations = build_operations(settings)
     operations.authenticator.warn_if_nobody_can_call()
     # The same lease sweep the scheduled Lambda runs on AWS (a2akit.execution.leases).
     sweeper = asyncio.ensure_future(sweep_periodically(operations.store, settings.sweep_seconds))
     config = uvicorn.Config(create_app(operations), host=args.host, port=port,
-                            log_level="warning", lifespan="off")
+                            log_level="warning", lifespan="off",
+                            log_config=None)  # its lines as JSON too (a2akit.logs)
     web = uvicorn.Server(config)
     grpc = None
     lines = []

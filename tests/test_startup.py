@@ -7,6 +7,7 @@ module (handlers.jsonrpc, imported as Lambda's runtime does at init).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -73,11 +74,23 @@ def _run(entry_point: str, bad: dict[str, str]) -> subprocess.CompletedProcess[s
                           text=True, timeout=120)
 
 
+def _logged(line: str) -> tuple[str | None, str]:
+    """(level, text) of a stderr line: a JSON log line (a2akit.logs, once the entry point
+    configured logging) by its fields, any other line as it is."""
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return None, line
+    return record["level"], record["message"]
+
+
 def _check_one_line(run: subprocess.CompletedProcess[str], variable: str) -> str:
     assert "Traceback" not in run.stdout + run.stderr
-    lines = [line for line in run.stderr.splitlines() if not _INFO_LOG.match(line)]
+    lines = [_logged(line) for line in run.stderr.splitlines() if not _INFO_LOG.match(line)]
+    lines = [(level, text) for level, text in lines if level != "INFO"]
     assert len(lines) == 1, run.stderr
-    (line,) = lines
+    ((level, line),) = lines
+    assert level in (None, "ERROR")
     assert line.startswith(PREFIX) and variable in line, line
     return line
 

@@ -36,6 +36,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from a2akit import metrics
 from a2akit.auth._scheme import AUTHORIZATION, Scheme
 from a2akit.auth.identity import ANONYMOUS, Identity
 from a2akit.auth.platform import platform_principal
@@ -120,6 +121,7 @@ class Authenticator:
         presented = [(scheme, credential) for scheme in self.schemes
                      if (credential := scheme.credential(headers)) is not None]
         if len(presented) > 1:
+            _refused("SeveralSchemes")
             raise AuthenticationRequiredError("Send the credentials of one scheme only")
         unread_authorization = first_header(headers, AUTHORIZATION) is not None and not any(
             scheme.header == AUTHORIZATION for scheme, _ in presented)
@@ -127,13 +129,21 @@ class Authenticator:
             scheme, credential = presented[0]
             if unread_authorization and not verified_principal:
                 raise _not_accepted()
-            return await scheme.authenticate(credential)
+            try:
+                return await scheme.authenticate(credential)
+            except AuthenticationRequiredError:
+                _refused("InvalidCredentials")
+                raise
+            except PermissionDeniedError:
+                _refused("Forbidden")
+                raise
         if verified_principal:
             return Identity(owner=f"principal:{verified_principal}", scheme="platform")
         if unread_authorization:
             raise _not_accepted()
         if self.allow_anonymous:
             return Identity(owner=ANONYMOUS, scheme="anonymous")
+        _refused("NoCredentials")
         raise AuthenticationRequiredError()
 
     def authorize(self, identity: Identity, operation: str) -> None:
@@ -148,6 +158,7 @@ class Authenticator:
         missing = required - identity.scopes
         if missing:
             log.info("%s refused: the token lacks scopes %s", operation, sorted(missing))
+            _refused("MissingScope")
             raise PermissionDeniedError(
                 f"The token lacks a scope {operation} requires",
                 metadata={"requiredScopes": " ".join(sorted(required))})
@@ -164,6 +175,12 @@ class Authenticator:
             card.security_requirements.add()
 
 
+def _refused(reason: str) -> None:
+    """The AuthRefused metric, by reason (never by caller)."""
+    metrics.count(metrics.AUTH_REFUSED, ("Reason", reason))
+
+
 def _not_accepted() -> AuthenticationRequiredError:
+    _refused("SchemeNotConfigured")
     log.info("credentials refused: an Authorization scheme that is not configured")
     return AuthenticationRequiredError("These credentials are not accepted here")

@@ -16,8 +16,9 @@ import random
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
+from a2akit import metrics
 from a2akit.generated import a2a_pb2 as pb
-from a2akit.states import apply_event
+from a2akit.states import apply_event, is_terminal
 from a2akit.store.base import Lease, Scope, StoredTask, TaskStore, VersionConflictError
 
 __all__ = ["MAX_CONFLICT_RETRIES", "Change", "fold_write", "retry_on_conflict"]
@@ -44,6 +45,7 @@ async def retry_on_conflict(attempt: Callable[[int], Awaitable[T]],
         try:
             return await attempt(number)
         except VersionConflictError:
+            metrics.count(metrics.CONFLICTS)
             continue
     raise exhausted()
 
@@ -83,8 +85,11 @@ async def fold_write(store: TaskStore, scope: Scope, task_id: str,
         task.CopyFrom(current.task)
         for event in change.events:
             apply_event(task, event)
-        return await store.update(scope, task_id, current.version, task, change.events,
-                                  change.claim, lease=change.lease,
-                                  lease_expired_by=change.lease_expired_by)
+        written = await store.update(scope, task_id, current.version, task, change.events,
+                                     change.claim, lease=change.lease,
+                                     lease_expired_by=change.lease_expired_by)
+        if is_terminal(task.status.state) and not is_terminal(current.task.status.state):
+            metrics.task_ended(task.status.state)
+        return written
 
     return await retry_on_conflict(attempt, exhausted)

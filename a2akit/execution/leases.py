@@ -23,6 +23,7 @@ import logging
 import os
 import socket
 
+from a2akit import logs, metrics
 from a2akit.clock import epoch_ms
 from a2akit.errors import A2AError, UnavailableError
 from a2akit.execution.fold import Change, fold_write
@@ -102,10 +103,13 @@ async def settle(store: TaskStore, scope: Scope, stored: StoredTask) -> StoredTa
     if not _lost(stored):
         return stored
     task_id = stored.task.id
+    expired = False  # the last decision (the one written) ends the task for its lease
 
     def decide(current: StoredTask) -> Change | None:
+        nonlocal expired
         at = epoch_ms()
-        if current.lease is None or not _lost(current, at):
+        expired = current.lease is not None and _lost(current, at)
+        if current.lease is None or not expired:
             return None
         log.warning("task %s: lease of %s expired at %d; ending it FAILED", task_id,
                     current.lease.owner, current.lease.until_ms)
@@ -114,6 +118,8 @@ async def settle(store: TaskStore, scope: Scope, stored: StoredTask) -> StoredTa
 
     settled = await fold_write(store, scope, task_id, decide, lambda: UnavailableError(
         "The task kept changing while its expired lease was being settled"), read=stored)
+    if expired and settled is not None:
+        metrics.count(metrics.LEASE_EXPIRED)
     return stored if settled is None else settled
 
 
@@ -148,6 +154,8 @@ async def sweep(store: TaskStore, *, limit: int = 100) -> int:
     conditional."""
     ended = 0
     for scope, task_id in await store.expired_leases(epoch_ms(), limit):
+        logs.bind_caller(scope.tenant, scope.owner)
+        logs.bind_task(task_id)
         try:
             stored = await store.get(scope, task_id)
             if stored is None:

@@ -25,6 +25,7 @@ from google.protobuf import json_format, struct_pb2
 
 from a2akit import aws
 from a2akit.agent import RequestContext
+from a2akit.clock import epoch_ms
 from a2akit.errors import InvalidParamsError, UnavailableError, UnsupportedOperationError
 from a2akit.execution.fold import Change, fold_write
 from a2akit.execution.leases import fail, lease_for, queue_owner
@@ -33,6 +34,7 @@ from a2akit.generated import a2a_pb2 as pb
 from a2akit.settings import Settings
 from a2akit.states import is_terminal
 from a2akit.store.base import DuplicateMessageError, Scope, StoredTask, TaskStore
+from a2akit.trace import current_traceparent
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs.client import SQSClient
@@ -65,8 +67,18 @@ class Job:
     extensions: tuple[str, ...] = ()
     accepted_output_modes: tuple[str, ...] = ()
     metadata: dict[str, Any] = dataclasses.field(default_factory=dict)
+    # The door's trace (W3C traceparent), continued by the worker, and when the job was
+    # queued (epoch ms, for the TimeQueued metric). Jobs queued before these existed have
+    # neither.
+    traceparent: str | None = None
+    enqueued_ms: int | None = None
 
     def encode(self) -> str:
+        observed: dict[str, Any] = {}
+        if self.traceparent:
+            observed["traceparent"] = self.traceparent
+        if self.enqueued_ms is not None:
+            observed["enqueuedAt"] = self.enqueued_ms
         return json.dumps({
             "v": _VERSION, "tenant": self.scope.tenant, "owner": self.scope.owner,
             "taskId": self.task_id, "messageId": self.message_id,
@@ -74,6 +86,7 @@ class Job:
             "extensions": list(self.extensions),
             "acceptedOutputModes": list(self.accepted_output_modes),
             "metadata": self.metadata,
+            **observed,
         }, separators=(",", ":"))
 
     @classmethod
@@ -89,7 +102,9 @@ class Job:
                 lease_owner=_text(data, "leaseOwner"), new_task=bool(data["newTask"]),
                 extensions=tuple(map(str, data.get("extensions", ()))),
                 accepted_output_modes=tuple(map(str, data.get("acceptedOutputModes", ()))),
-                metadata=dict(data.get("metadata") or {}))
+                metadata=dict(data.get("metadata") or {}),
+                traceparent=_optional_text(data, "traceparent"),
+                enqueued_ms=_optional_int(data, "enqueuedAt"))
         except (ValueError, KeyError, TypeError) as exc:
             raise JobError(f"not a job: {exc}") from exc
         return job
@@ -118,6 +133,16 @@ def _text(data: dict[str, Any], name: str, *, empty: bool = False) -> str:
     if not isinstance(value, str) or (not value and not empty):
         raise JobError(f"{name} must be a non-empty string")
     return value
+
+
+def _optional_text(data: dict[str, Any], name: str) -> str | None:
+    value = data.get(name)
+    return value if isinstance(value, str) and value else None
+
+
+def _optional_int(data: dict[str, Any], name: str) -> int | None:
+    value = data.get(name)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 class TaskQueue(Protocol):
@@ -163,7 +188,8 @@ async def enqueue(store: TaskStore, queue: TaskQueue, settings: Settings,
     job = Job(scope=scope, task_id=context.task_id, message_id=context.message.message_id,
               lease_owner=owner, new_task=stored is None, extensions=context.extensions,
               accepted_output_modes=context.accepted_output_modes,
-              metadata=json_format.MessageToDict(context.metadata))
+              metadata=json_format.MessageToDict(context.metadata),
+              traceparent=current_traceparent(), enqueued_ms=epoch_ms())
     body = job.encode()
     if len(body.encode()) > MAX_JOB_BYTES:
         raise InvalidParamsError("The request metadata is too large to queue (256 KiB)",
@@ -202,4 +228,5 @@ async def enqueue(store: TaskStore, queue: TaskQueue, settings: Settings,
             log.warning("task %s could not be failed either; its queue lease will expire",
                         context.task_id, exc_info=True)
         raise UnavailableError("The task could not be queued; try again") from exc
+    log.debug("queued task %s for a worker", context.task_id)
     return Started(written)

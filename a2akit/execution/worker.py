@@ -26,7 +26,9 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from a2akit import logs, metrics, trace
 from a2akit.agent import Agent
+from a2akit.clock import epoch_ms
 from a2akit.errors import A2AError
 from a2akit.execution.leases import fail, lease_for, runner_owner, settle
 from a2akit.execution.outcomes import Terms
@@ -59,6 +61,7 @@ class Worker:
             log.info("task %s: nothing to run (%s)", job.task_id,
                      "gone" if stored is None else "already finished")
             return
+        logs.bind_task(job.task_id, stored.task.context_id)
         stored = await settle(self.store, scope, stored)
         lease = stored.lease
         if is_terminal(stored.task.status.state) or lease is None or (
@@ -73,6 +76,8 @@ class Worker:
         except LeaseLostError:
             log.info("task %s: another delivery took it first", job.task_id)
             return
+        if job.enqueued_ms is not None:
+            metrics.emit(metrics.TIME_QUEUED, max(0, epoch_ms() - job.enqueued_ms))
         terms = Terms.within(self.settings.lease_seconds, budget, "this worker's invocation",
                              owner)
         run = Run(self.store, self.agent, context, stored=stored, claim=None, recorded=True,
@@ -94,12 +99,20 @@ class Worker:
         """An SQS event's records, one after the other; the partial batch response lists
         those to deliver again. `budget()` is the time the next run may take."""
         failures: list[dict[str, str]] = []
+        # Each record starts from the invocation's ids (a job's own are the record's alone).
+        invocation = {key: value for key, value in logs.fields().items()
+                      if key in ("request_id", "operation")}
         for record in records:
             message_id = str(record.get("messageId", ""))
             receives = _receive_count(record)
+            logs.begin_with({**invocation, "sqs_message_id": message_id})
             job = None
             try:
                 job = Job.decode(str(record.get("body", "")))
+                # The door's trace goes on here; the lines about this job name its task.
+                trace.continue_trace(job.traceparent)
+                logs.bind_caller(job.scope.tenant, job.scope.owner)
+                logs.bind_task(job.task_id)
                 await self.run_job(job, budget())
             except (A2AError, JobError):
                 log.exception("queue message %s failed (receive %d)", message_id, receives)

@@ -17,7 +17,8 @@ import asyncio
 import logging
 from collections.abc import Callable, Sequence
 
-from a2akit.clock import now
+from a2akit import metrics
+from a2akit.clock import now, timestamp_ms
 from a2akit.errors import A2AError, InternalError, InvalidAgentResponseError
 from a2akit.execution.fold import retry_on_conflict
 from a2akit.execution.leases import lease_for
@@ -69,6 +70,10 @@ class TaskWriter:
         self._catch_up_lock = asyncio.Lock()
         self._on_change = on_change
         self._on_stop = on_stop
+        # When the task's run began, for TaskDuration: the status it had then (SUBMITTED's
+        # time for a new task, also one the door queued).
+        status = snapshot.status
+        self._began_ms = timestamp_ms(status.timestamp) if status.HasField("timestamp") else None
 
     def add(self, event: pb.StreamResponse) -> None:
         """Fold an event the agent reported (raises on an invalid transition) and queue it."""
@@ -149,6 +154,9 @@ class TaskWriter:
             self._seen_seq = stored.last_seq
             self.settled = self.settled or (ends_stream(stored.task.status.state) and any(
                 e.HasField("status_update") for e in batch))
+            state = stored.task.status.state
+            if is_terminal(state):  # a write only ends an unfinished task: once per task
+                metrics.task_ended(state, self._began_ms)
             self._on_change()
 
         await retry_on_conflict(attempt, lambda: InvalidAgentResponseError(

@@ -20,7 +20,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-from a2akit import protojson
+from a2akit import logs, metrics, protojson
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.push.metric import failure_line
 from a2akit.push.sender import Delivered, Dropped, Failed, RetryPolicy, Sender
@@ -86,6 +86,8 @@ class Dispatcher:
         `deadline` (loop time) bounds the retries; a delivery cut by it fails for good.
         Raises only when a failed delivery could not be kept (store or dead-letter queue
         unreachable): the feeder must then offer the event again."""
+        logs.bind_caller(delivery.scope.tenant, delivery.scope.owner)
+        logs.bind_task(delivery.task_id)
         configs = await self.store.list_push_configs(delivery.scope, delivery.task_id)
         if not configs:
             return
@@ -106,7 +108,10 @@ class Dispatcher:
 
         outcome = await self.sender.deliver(config, body, still_wanted=still_wanted,
                                             deadline=deadline)
+        if outcome.attempts > 1:
+            metrics.emit(metrics.PUSH_RETRIES, outcome.attempts - 1)
         if isinstance(outcome, Delivered):
+            metrics.count(metrics.PUSH_DELIVERED)
             log.debug("task %s event %d -> config %s: %d after %d attempt(s)",
                       delivery.task_id, delivery.seq, config.id, outcome.status,
                       outcome.attempts)

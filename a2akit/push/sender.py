@@ -39,6 +39,8 @@ from a2akit.push.guard import (
     system_resolve,
 )
 from a2akit.settings import Settings
+from a2akit.trace import HEADER as TRACE_HEADER
+from a2akit.trace import current_traceparent
 
 __all__ = ["CONTENT_TYPE", "Delivered", "Dropped", "Failed", "Outcome", "RetryPolicy", "Sender"]
 
@@ -143,6 +145,10 @@ class Sender:
         except Blocked as exc:
             return Failed(0, f"{exc.field} refused: {exc}", None)
         headers["Content-Type"] = CONTENT_TYPE
+        # The task's trace goes on at the webhook (W3C Trace Context), when this hop has one.
+        traceparent = current_traceparent()
+        if traceparent is not None:
+            headers[TRACE_HEADER] = traceparent
         loop = asyncio.get_running_loop()
         attempt = 0
         while True:

@@ -27,7 +27,7 @@ import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from a2akit import aws
+from a2akit import aws, metrics
 from a2akit.errors import InternalError, UnavailableError
 
 __all__ = [
@@ -69,6 +69,15 @@ _UNAVAILABLE_REASONS = frozenset({
     "ThrottlingError",
     "ProvisionedThroughputExceeded",
     "TransactionConflict",
+})
+
+# Throttling, as an error code or a cancellation reason: the DynamoDBThrottles metric.
+_THROTTLED = frozenset({
+    "ProvisionedThroughputExceededException",
+    "ThrottlingException",
+    "RequestLimitExceeded",
+    "ThrottlingError",
+    "ProvisionedThroughputExceeded",
 })
 
 
@@ -156,10 +165,14 @@ def _client_error(exc: Exception, response: Mapping[str, Any], call: str,
         if error is not None:
             return error
         if cancellation.codes() & _UNAVAILABLE_REASONS:
+            if cancellation.codes() & _THROTTLED:
+                metrics.count(metrics.THROTTLES, ("Operation", call))
             return UnavailableError()
         log.error("DynamoDB transaction cancelled: %s %s", exc, cancellation.codes())
         return InternalError()
     if code in _UNAVAILABLE:
+        if code in _THROTTLED:
+            metrics.count(metrics.THROTTLES, ("Operation", call))
         return UnavailableError()
     log.error("DynamoDB %s failed: %s", call, exc)
     return InternalError()

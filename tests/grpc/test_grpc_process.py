@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import sys
 from pathlib import Path
@@ -66,6 +67,6 @@ def test_a_server_nobody_can_call_says_so_at_start(tmp_path: Path, settings: dic
         assert lines == []
         return
     assert len(lines) == 1, log.read_text()
-    assert " WARNING " in lines[0]
+    assert json.loads(lines[0])["level"] == "WARNING"  # a JSON log line (a2akit.logs)
     for variable in ("A2A_JWT_ISSUER", "A2A_API_KEYS", "A2A_ALLOW_ANONYMOUS"):
         assert variable in lines[0]

@@ -193,7 +193,7 @@ async def test_a_failing_webhook_goes_to_the_dead_letter_queue_without_failing_t
     (record,) = dead_letters.records()
     assert (record["taskId"], record["seq"], record["status"]) == (task_id, 1, 500)
     line = next(json.loads(text) for text in capsys.readouterr().out.splitlines()
-                if text.startswith("{") and task_id in text)
+                if text.startswith("{") and task_id in text and "PushDeliveryFailed" in text)
     assert line["FunctionName"] == "a2akit-push-test"  # this stack's alarm dimension
     assert line["_aws"]["CloudWatchMetrics"][0]["Dimensions"] == [["FunctionName"]]
 
