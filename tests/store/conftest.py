@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 import pytest
 
 from a2akit import aws
+from a2akit.store import table
 from a2akit.store.base import Scope, TaskStore
 from a2akit.store.dynamodb import DynamoDBStore, env_client
 from a2akit.store.memory import MemoryStore
@@ -45,3 +47,26 @@ def own_client(ddb_endpoint: str) -> Iterator[Any]:
                         max_attempts=1)
     yield client
     client.close()
+
+
+def partition(client: Any, pk: str) -> list[dict[str, Any]]:
+    """Every item of the partition (pages of 1 MB: a large task's parts fill a few)."""
+    items: list[dict[str, Any]] = []
+    kwargs: dict[str, Any] = {"TableName": TABLE, "KeyConditionExpression": "pk = :pk",
+                              "ExpressionAttributeValues": {":pk": {"S": pk}},
+                              "ConsistentRead": True}
+    while True:
+        page = client.query(**kwargs)
+        items += page["Items"]
+        if "LastEvaluatedKey" not in page:
+            return items
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+def assert_expire_together(items: list[dict[str, Any]], sort_keys: list[str],
+                           days: float = 30) -> None:
+    """The partition holds exactly `sort_keys`, each expiring in about `days`."""
+    assert sorted(item["sk"]["S"] for item in items) == sort_keys
+    expected = time.time() + days * 86400
+    for item in items:
+        assert abs(int(item[table.TTL_ATTRIBUTE]["N"]) - expected) < 60, item["sk"]

@@ -21,6 +21,7 @@ from a2akit.store.base import Scope, TaskQuery, VersionConflictError
 from a2akit.store.dynamodb import DynamoDBStore, make_client
 from a2akit.store.table import MAX_ITEM_BYTES, item_size
 from scripts.dynamodb_local import set_dummy_credentials
+from tests.store.conftest import assert_expire_together, partition
 from tests.store.test_contract import make_task, status_event, task_event
 from tests.support.processes import free_port
 
@@ -39,13 +40,6 @@ def _raw(client: Any, pk: str, sk: str) -> dict[str, Any] | None:
         TableName=TABLE, Key={"pk": {"S": pk}, "sk": {"S": sk}}, ConsistentRead=True
     ).get("Item")
     return item
-
-
-def _partition(client: Any, pk: str) -> list[dict[str, Any]]:
-    items: list[dict[str, Any]] = client.query(
-        TableName=TABLE, KeyConditionExpression="pk = :pk",
-        ExpressionAttributeValues={":pk": {"S": pk}}, ConsistentRead=True)["Items"]
-    return items
 
 
 def _big_task(task_id: str, text_bytes: int) -> pb.Task:
@@ -78,7 +72,7 @@ async def test_an_item_over_400_kb_is_split_and_one_that_fits_is_not(
     room = MAX_ITEM_BYTES - item_size(snapshot) - 16
     near = _big_task("near", room)
     assert (await ddb.create(scope, near, [])).task == near
-    [item] = _partition(ddb_client, table.task_pk(scope, "near"))
+    [item] = partition(ddb_client, table.task_pk(scope, "near"))
     assert item["sk"]["S"] == "TASK" and table.PARTS not in item
     calls = _calls(ddb_client)
     try:
@@ -89,7 +83,7 @@ async def test_an_item_over_400_kb_is_split_and_one_that_fits_is_not(
 
         over = _big_task("over", room + 1024)
         await ddb.create(scope, over, [task_event(over)])
-        items = _partition(ddb_client, table.task_pk(scope, "over"))
+        items = partition(ddb_client, table.task_pk(scope, "over"))
         assert sorted(item["sk"]["S"][:3] for item in items) == ["EV#", "PAR", "PAR", "TAS"]
         assert all(item_size(item) <= MAX_ITEM_BYTES for item in items)
         calls.clear()
@@ -130,7 +124,7 @@ async def test_a_reader_of_a_large_snapshot_replaced_meanwhile_reads_it_again(
         reader_client.close()
     assert replaced
     assert got is not None and (got.version, got.task) == (2, second)
-    parts = [item for item in _partition(ddb_client, table.task_pk(scope, "t1"))
+    parts = [item for item in partition(ddb_client, table.task_pk(scope, "t1"))
              if item["sk"]["S"].startswith(table.PART_PREFIX)]
     assert len(parts) == 1  # the first snapshot's part is gone, the second's is there
 
@@ -169,17 +163,14 @@ async def test_terminal_tasks_expire(ddb: DynamoDBStore, ddb_client: Any, scope:
     await ddb.put_push_config(scope, pb.TaskPushNotificationConfig(
         task_id="t1", id="c1", url="https://a.example.com"))
     pk = "T#" + scope.tenant.replace("#", "%23") + "#O#alice#TASK#t1"
-    assert all(table.TTL_ATTRIBUTE not in item for item in _partition(ddb_client, pk))
+    assert all(table.TTL_ATTRIBUTE not in item for item in partition(ddb_client, pk))
 
     done = make_task("t1", pb.TASK_STATE_COMPLETED, ms=3000)
     await ddb.update(scope, "t1", 2, done, [status_event("t1", pb.TASK_STATE_COMPLETED)])
-    items = _partition(ddb_client, pk)
-    assert sorted(item["sk"]["S"] for item in items) == [
+    items = partition(ddb_client, pk)
+    assert_expire_together(items, [
         "EV#00000000000000000001", "EV#00000000000000000002", "EV#00000000000000000003",
-        "PUSH#c1", "TASK"]
-    expected = time.time() + 30 * 86400
-    for item in items:
-        assert abs(int(item[table.TTL_ATTRIBUTE]["N"]) - expected) < 60, item["sk"]
+        "PUSH#c1", "TASK"])
     claim = _raw(ddb_client, pk.replace("#TASK#t1", "#MSG#m1"), "MSG")
     assert claim is not None and table.TTL_ATTRIBUTE in claim
     # The store still reads the task and its events until DynamoDB deletes them.

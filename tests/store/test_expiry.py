@@ -17,6 +17,7 @@ from a2akit.generated import a2a_pb2 as pb
 from a2akit.store import table
 from a2akit.store.base import Scope, TaskStore
 from a2akit.store.dynamodb import DynamoDBStore
+from tests.store.conftest import assert_expire_together, partition
 from tests.store.test_contract import make_task, status_event, task_event
 
 pytestmark = [pytest.mark.anyio]
@@ -49,20 +50,6 @@ async def test_a_config_deleted_after_the_task_finished_stays_deleted(store: Tas
     assert await store.list_push_configs(scope, "t1") == []
 
 
-def _partition(client: Any, pk: str) -> list[dict[str, Any]]:
-    """Every item of the partition (pages of 1 MB: a large task's parts fill a few)."""
-    items: list[dict[str, Any]] = []
-    kwargs: dict[str, Any] = {"TableName": TABLE, "KeyConditionExpression": "pk = :pk",
-                              "ExpressionAttributeValues": {":pk": {"S": pk}},
-                              "ConsistentRead": True}
-    while True:
-        page = client.query(**kwargs)
-        items += page["Items"]
-        if "LastEvaluatedKey" not in page:
-            return items
-        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
-
-
 @pytest.mark.slow
 async def test_the_expiry_never_recreates_a_config_deleted_meanwhile(
         own_client: Any, ddb_client: Any, scope: Scope) -> None:
@@ -81,7 +68,7 @@ async def test_the_expiry_never_recreates_a_config_deleted_meanwhile(
     await _finish(store, scope)
     assert deleted
     assert await store.get_push_config(scope, "t1", "c1") is None
-    assert all(item["sk"]["S"] != "PUSH#c1" for item in _partition(ddb_client, pk))
+    assert all(item["sk"]["S"] != "PUSH#c1" for item in partition(ddb_client, pk))
 
 
 class _Throttled:
@@ -121,18 +108,15 @@ async def test_an_expiry_that_failed_is_redone_by_the_sweeper(
     end_outage = _outage_after_the_next_write(own_client)
     await _finish(store, scope)
     pk = table.task_pk(scope, "t1")
-    assert any(table.TTL_ATTRIBUTE not in item for item in _partition(ddb_client, pk))
+    assert any(table.TTL_ATTRIBUTE not in item for item in partition(ddb_client, pk))
     assert _marker(ddb_client, pk) is not None  # what the sweeper finds
 
     end_outage()
     await leases.sweep(store)  # what handlers/sweeper.py and the container run
-    items = _partition(ddb_client, pk)
-    assert sorted(item["sk"]["S"] for item in items) == [
+    items = partition(ddb_client, pk)
+    assert_expire_together(items, [
         "EV#00000000000000000001", "EV#00000000000000000002", "EV#00000000000000000003",
-        "PUSH#c1", "TASK"]
-    expected = time.time() + 30 * 86400
-    for item in items:
-        assert abs(int(item[table.TTL_ATTRIBUTE]["N"]) - expected) < 60, item["sk"]
+        "PUSH#c1", "TASK"])
     assert _marker(ddb_client, pk) is None
 
 
@@ -160,7 +144,7 @@ async def test_a_config_put_while_the_task_finishes_expires_with_it(
     await DynamoDBStore(TABLE, own_client).put_push_config(scope, late)
     assert finished
     pk = table.task_pk(scope, "t1")
-    items = {item["sk"]["S"]: item for item in _partition(ddb_client, pk)}
+    items = {item["sk"]["S"]: item for item in partition(ddb_client, pk)}
     assert table.TTL_ATTRIBUTE in items["PUSH#late"]
     assert items["PUSH#late"][table.TTL_ATTRIBUTE] == items["TASK"][table.TTL_ATTRIBUTE]
 
@@ -180,7 +164,7 @@ async def test_the_parts_of_a_large_task_expire_with_it_after_an_outage(
     done.status.state = pb.TASK_STATE_COMPLETED  # type: ignore[assignment]
     await store.update(scope, "t1", 1, done, [status_event("t1", pb.TASK_STATE_COMPLETED)])
     pk = table.task_pk(scope, "t1")
-    parts = [item for item in _partition(ddb_client, pk)
+    parts = [item for item in partition(ddb_client, pk)
              if item["sk"]["S"].startswith(table.PART_PREFIX)]
     assert len(parts) == 6  # 2 of each snapshot (the replaced ones not deleted), 2 of the event
     assert any(table.TTL_ATTRIBUTE not in item for item in parts)
@@ -188,7 +172,7 @@ async def test_the_parts_of_a_large_task_expire_with_it_after_an_outage(
     end_outage()
     await leases.sweep(store)
     expected = time.time() + 30 * 86400
-    for item in _partition(ddb_client, pk):
+    for item in partition(ddb_client, pk):
         assert abs(int(item[table.TTL_ATTRIBUTE]["N"]) - expected) < 60, item["sk"]
     assert _marker(ddb_client, pk) is None
     got = await store.get(scope, "t1")
