@@ -196,11 +196,7 @@ class _Listing:
         if self._query.context_id or self._low is not None:
             return sum(await asyncio.gather(*(self._range_total(r) for r in self._ranges)))
         name = table.count_of(self._query.state) if self._query.state else table.COUNT_ALL
-        keys = [table.key(table.count_pk(self._scope, shard), table.COUNT_SK)
-                for shard in range(table.LIST_SHARDS)]
-        found = await self._batch_get(keys, {"ProjectionExpression": "#c",
-                                             "ExpressionAttributeNames": {"#c": name}})
-        return sum(int(item.get(name, {"N": "0"})["N"]) for item in found)
+        return await _counted(self._call, self._client, self._table, self._scope, [name])
 
     async def _batch_get(self, keys: list[Item], extra: Item) -> list[Item]:
         """The items of `keys` (eventually consistent), unprocessed keys read again."""
@@ -257,16 +253,22 @@ async def count_states(call: Call, client: Any, table_name: str, scope: Scope,
                        states: Collection[int]) -> int:
     """How many of the scope's tasks are in one of `states`: one BatchGetItem of the
     scope's count items, whatever the number of tasks."""
-    names = {f"#s{i}": table.count_of(state) for i, state in enumerate(states)}
+    return await _counted(call, client, table_name, scope,
+                          [table.count_of(state) for state in states])
+
+
+async def _counted(call: Call, client: Any, table_name: str, scope: Scope,
+                   names: list[str]) -> int:
+    """The sum of the count attributes `names` over the scope's count items (one per list
+    shard, kept by every snapshot write)."""
     if not names:
         return 0
+    aliases = {f"#c{i}": name for i, name in enumerate(names)}
     keys = [table.key(table.count_pk(scope, shard), table.COUNT_SK)
             for shard in range(table.LIST_SHARDS)]
-    listing = _Listing(call, client, table_name, scope, TaskQuery())
-    found = await listing._batch_get(keys, {"ProjectionExpression": ", ".join(names),
-                                            "ExpressionAttributeNames": names})
-    return sum(int(item.get(name, {"N": "0"})["N"]) for item in found
-               for name in names.values())
+    found = await _parts.batch_get(call, client, table_name, keys, {
+        "ProjectionExpression": ", ".join(aliases), "ExpressionAttributeNames": aliases})
+    return sum(int(item.get(name, {"N": "0"})["N"]) for item in found for name in names)
 
 
 async def list_tasks(call: Call, client: Any, table_name: str, scope: Scope,
