@@ -18,7 +18,7 @@ from a2akit.execution.budget import call_budget
 from a2akit.execution.follow import follow
 from a2akit.execution.leases import current
 from a2akit.execution.outcomes import Outcome, Started, Terms
-from a2akit.execution.queue import TaskQueue, enqueue
+from a2akit.execution.queue import TaskQueue, enqueue, make_queue
 from a2akit.execution.run import Run
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.settings import QUEUE, Settings
@@ -152,8 +152,6 @@ class QueueExecutor(Executor):
 def make_executor(settings: Settings, store: TaskStore, agent: Agent) -> Executor:
     """The executor `settings.execution` names."""
     if settings.execution == QUEUE:
-        # Imported only in queue mode: it loads boto3 for SQS.
-        from a2akit.execution.queue import make_queue
-
+        # The SQS client (and with it boto3) is made only here, in queue mode.
         return QueueExecutor(settings, store, make_queue(settings))
     return InlineExecutor(settings, store, agent)
