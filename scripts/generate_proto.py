@@ -1,4 +1,5 @@
-"""Generate the Python code of proto/a2a.proto (messages, type stubs, gRPC stubs).
+"""Generate the Python code of proto/a2a.proto (A2A 1.0, `lf.a2a.v1`) and of
+proto/a2a_v0_3.proto (A2A 0.3, `a2a.v1`): messages, type stubs, gRPC stubs.
 
 Messages go to the core package (a2akit/generated), service stubs to grpc_service/generated.
 Run `python scripts/generate_proto.py`; tests/test_generated.py regenerates into a temporary
@@ -15,9 +16,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 PROTO_DIR = ROOT / "proto"
 MESSAGES_DIR = pathlib.PurePosixPath("a2akit/generated")
 STUBS_DIR = pathlib.PurePosixPath("grpc_service/generated")
-# protoc writes `import a2a_pb2`; the messages live in the core package instead.
-_STUB_IMPORT = "import a2a_pb2 as a2a__pb2"
-_PACKAGE_IMPORT = "from a2akit.generated import a2a_pb2 as a2a__pb2"
+PROTOS = ("a2a", "a2a_v0_3")
 
 
 def generate(out_root: pathlib.Path) -> list[pathlib.PurePosixPath]:
@@ -37,18 +36,22 @@ def generate(out_root: pathlib.Path) -> list[pathlib.PurePosixPath]:
             f"--python_out={tmp}",
             f"--pyi_out={tmp}",
             f"--grpc_python_out={tmp}",
-            "a2a.proto",
+            *(f"{name}.proto" for name in PROTOS),
         ]
         if protoc.main(args) != 0:
-            raise RuntimeError("protoc failed on proto/a2a.proto")
+            raise RuntimeError("protoc failed on proto/")
         produced = pathlib.Path(tmp)
-        outputs = {
-            MESSAGES_DIR / "a2a_pb2.py": (produced / "a2a_pb2.py").read_text(),
-            MESSAGES_DIR / "a2a_pb2.pyi": (produced / "a2a_pb2.pyi").read_text(),
-            STUBS_DIR / "a2a_pb2_grpc.py": (produced / "a2a_pb2_grpc.py")
-            .read_text()
-            .replace(_STUB_IMPORT, _PACKAGE_IMPORT),
-        }
+        outputs = {}
+        for name in PROTOS:
+            # protoc writes `import a2a_pb2`; the messages live in the core package instead.
+            alias = name.replace("_", "__") + "__pb2"
+            stub_import = f"import {name}_pb2 as {alias}"
+            package_import = f"from a2akit.generated import {name}_pb2 as {alias}"
+            outputs[MESSAGES_DIR / f"{name}_pb2.py"] = (produced / f"{name}_pb2.py").read_text()
+            outputs[MESSAGES_DIR / f"{name}_pb2.pyi"] = (produced / f"{name}_pb2.pyi").read_text()
+            outputs[STUBS_DIR / f"{name}_pb2_grpc.py"] = (
+                (produced / f"{name}_pb2_grpc.py").read_text()
+                .replace(stub_import, package_import))
     for rel, text in outputs.items():
         target = out_root / rel
         target.parent.mkdir(parents=True, exist_ok=True)
