@@ -13,7 +13,13 @@ from collections.abc import Collection
 
 from a2akit.auth import Authenticator, Identity
 from a2akit.headers import Headers, first_header
-from a2akit.service_params import check_version, parse_extensions
+from a2akit.service_params import (
+    LEGACY_VERSION,
+    SUPPORTED_VERSION,
+    check_legacy_version,
+    check_version,
+    parse_extensions,
+)
 from a2akit.store.base import Scope
 
 __all__ = ["Call", "Headers", "resolve_call"]
@@ -29,6 +35,9 @@ class Call:
     # When the platform ends this request (`time.monotonic()`; a Lambda invocation's end,
     # a2akit.execution.budget), None elsewhere: blocking and streaming calls answer before it.
     deadline: float | None = None
+    # The protocol generation the caller speaks: "1.0", or "0.3" for a request of the 0.3
+    # family (a2akit.compat03), which is served by the same operations.
+    protocol_version: str = SUPPORTED_VERSION
     # The scopes worked out so far, by tenant: a request's checks and its operation ask for
     # the same one, and it is worked out once.
     _scopes: dict[str, Scope] = dataclasses.field(default_factory=dict, init=False, repr=False,
@@ -57,15 +66,24 @@ async def resolve_call(
     verified_principal: str | None = None,
     version: str | None = None,
     deadline: float | None = None,
+    protocol_version: str = SUPPORTED_VERSION,
 ) -> Call:
     """Version, then caller, then extensions. `version` is a binding's fallback when the
     header is absent (JSON-RPC accepts an `A2A-Version` query parameter); `deadline` is the
-    platform's end of the request (`Call.deadline`).
+    platform's end of the request (`Call.deadline`). `protocol_version` is the family the
+    binding routed the request to: "0.3" for 0.3 method names, whose callers send no header
+    and name extensions in `X-A2A-Extensions` as well.
 
     Raises VersionNotSupportedError, then what `Authenticator.authenticate` raises."""
-    check_version(first_header(headers, "a2a-version") or version)
+    requested = first_header(headers, "a2a-version") or version
+    extension_values = headers.getlist("a2a-extensions")
+    if protocol_version == LEGACY_VERSION:
+        check_legacy_version(requested)
+        extension_values = headers.getlist("x-a2a-extensions") + extension_values
+    else:
+        check_version(requested)
     identity = await authenticator.authenticate(headers, verified_principal)
-    extensions = parse_extensions(headers.getlist("a2a-extensions"))
+    extensions = parse_extensions(extension_values)
     active = tuple(uri for uri in extensions if uri in supported_extensions)
     return Call(identity=identity, extensions=extensions, active_extensions=active,
-                deadline=deadline)
+                deadline=deadline, protocol_version=protocol_version)

@@ -43,6 +43,7 @@ from a2akit.ids import new_id
 from a2akit.push.guard import Policy, check_config
 from a2akit.replies import Events, media_matches, request_claim, single, task_stream, trim
 from a2akit.rpc import Operation, Streaming, Unary, check_table
+from a2akit.service_params import SUPPORTED_VERSION
 from a2akit.settings import Settings
 from a2akit.states import ACTIVE, is_terminal, status_event
 from a2akit.store.base import Lease, Scope, StoredTask, TaskQuery, TaskStore
@@ -90,12 +91,13 @@ class Operations:
     # --- entry points for bindings ------------------------------------------------------------
 
     async def resolve_call(self, headers: Headers, *, verified_principal: str | None = None,
-                           version: str | None = None, deadline: float | None = None) -> Call:
+                           version: str | None = None, deadline: float | None = None,
+                           protocol_version: str = SUPPORTED_VERSION) -> Call:
         """The caller of one request (see `a2akit.caller`). Raises VersionNotSupportedError,
         AuthenticationRequiredError, PermissionDeniedError or UnavailableError."""
         return await resolve_call(self.authenticator, self._supported_extensions, headers,
                                   verified_principal=verified_principal, version=version,
-                                  deadline=deadline)
+                                  deadline=deadline, protocol_version=protocol_version)
 
     async def unary(self, operation: Unary[Req, Res], request: Req, call: Call) -> Res:
         """Run a unary operation. Raises A2AError subclasses only for expected failures."""

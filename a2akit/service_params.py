@@ -8,9 +8,11 @@ import re
 
 from a2akit.errors import VersionNotSupportedError
 
-__all__ = ["SUPPORTED_VERSION", "check_version", "parse_extensions"]
+__all__ = ["LEGACY_VERSION", "SUPPORTED_VERSION", "check_legacy_version", "check_version",
+           "parse_extensions"]
 
 SUPPORTED_VERSION = "1.0"
+LEGACY_VERSION = "0.3"  # served on the same endpoints by a2akit.compat03 (0.3 method names)
 _SUPPORTED = tuple(int(part) for part in SUPPORTED_VERSION.split("."))  # (major, minor)
 # ASCII digits only (\d would match other scripts' digits, which int() then accepts).
 _VERSION = re.compile(r"^([0-9]{1,9})\.([0-9]{1,9})(?:\.[0-9]{1,9})?$")
@@ -30,6 +32,22 @@ def check_version(value: str | None) -> None:
             f"A2A version {requested} is not supported; this interface serves "
             f"{SUPPORTED_VERSION}",
             metadata={"requestedVersion": requested, "supportedVersions": SUPPORTED_VERSION},
+        )
+
+
+def check_legacy_version(value: str | None) -> None:
+    """For a request of the 0.3 family (a 0.3 method name or service): accept no value, an
+    empty one or 0.3 (any patch); raise VersionNotSupportedError for anything else, such as
+    a 1.0 client calling a 0.3 method. -32009 lies in the range 0.3 leaves to servers."""
+    requested = (value or "").strip()
+    match = _VERSION.match(requested or LEGACY_VERSION)
+    if match is None or (match.group(1), match.group(2)) != ("0", "3"):
+        raise VersionNotSupportedError(
+            f"A2A version {requested} is not supported by the A2A 0.3 methods; send no "
+            f"A2A-Version (or {LEGACY_VERSION}) with them, or use the {SUPPORTED_VERSION} "
+            "methods",
+            metadata={"requestedVersion": requested,
+                      "supportedVersions": f"{LEGACY_VERSION},{SUPPORTED_VERSION}"},
         )
 
 
