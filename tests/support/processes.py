@@ -6,7 +6,9 @@ Only the standard library, so bench scripts can use it too.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import shutil
 import socket
 import subprocess
 import time
@@ -17,8 +19,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ROOT", "ToolInstallError", "free_port", "pypi_reachable", "python_env", "running",
-           "stop_process", "tool_venv", "wait_for_output", "wait_for_port"]
+__all__ = ["ROOT", "ToolInstallError", "free_port", "node_folder", "npm_reachable",
+           "pypi_reachable", "python_env", "running", "stop_process", "tool_venv",
+           "wait_for_output", "wait_for_port"]
 
 ROOT = Path(__file__).resolve().parents[2]
 HOST = "127.0.0.1"
@@ -118,6 +121,15 @@ def pypi_reachable(project: str) -> bool:
         return False
 
 
+def npm_reachable(package: str) -> bool:
+    """Whether the npm registry answers for `package` (as pypi_reachable, for Node tools)."""
+    try:
+        with urllib.request.urlopen(f"https://registry.npmjs.org/{package}", timeout=10):
+            return True
+    except (OSError, urllib.error.URLError):
+        return False
+
+
 class ToolInstallError(RuntimeError):
     """pip could not install a tool's venv; the message ends with pip's output."""
 
@@ -140,3 +152,36 @@ def tool_venv(folder: Path, requirements: Sequence[str], ready: Sequence[str]) -
         raise ToolInstallError(f"pip install {' '.join(requirements)} failed:\n"
                                f"{install.stderr[-3000:]}")
     return bin_dir
+
+
+def node_folder(folder: Path, dependencies: Mapping[str, str]) -> Path:
+    """The node_modules folder of a Node project of its own at `folder` holding `dependencies`
+    (name -> exact version), installed with npm on first use and again whenever a pin changes.
+
+    Raises ToolInstallError when npm is missing or fails."""
+    modules = folder / "node_modules"
+    manifest = json.dumps({"private": True, "dependencies": dict(dependencies)}, indent=2)
+    installed = all(_node_version(modules / name) == version
+                    for name, version in dependencies.items())
+    if installed and (folder / "package.json").exists() and \
+            (folder / "package.json").read_text() == manifest:
+        return modules
+    if shutil.which("npm") is None:
+        raise ToolInstallError("npm is not on PATH: install Node.js 18+ (with npm) first")
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "package.json").write_text(manifest)
+    install = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--no-save",
+                              "--prefix", str(folder)], cwd=folder, capture_output=True,
+                             text=True, timeout=900)
+    if install.returncode != 0:
+        raise ToolInstallError(f"npm install {' '.join(dependencies)} failed:\n"
+                               f"{install.stderr[-3000:]}")
+    return modules
+
+
+def _node_version(package: Path) -> str | None:
+    try:
+        version: str = json.loads((package / "package.json").read_text())["version"]
+    except (OSError, ValueError, KeyError):
+        return None
+    return version

@@ -1,0 +1,95 @@
+"""Interop: the A2A 0.3 Python SDK (a2a-sdk 0.3.x, the latest 0.3 release) against our local
+server, over JSON-RPC and gRPC, every 0.3 operation, on both stores; and tasks crossing
+generations: created by the 0.3 client, then read, listed, subscribed to and canceled by the
+1.0 SDK, and the other way round, on each binding.
+
+The SDKs live in venvs of their own (.cache/sdk03-venv, .cache/sdk-venv, installed on first
+use); the drivers (sdk03_client.py, sdk_cross.py) import nothing from the kit.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.interop.kit03 import TOKEN, Kit, check_card, check_operations, kit_server, run_driver
+from tests.interop.test_sdk_client import SDK_SPEC, SDK_VENV
+from tests.support.processes import ROOT
+from tests.support.tools import tool_or_skip
+
+pytestmark = pytest.mark.slow
+
+SDK03_VERSION = "0.3.26"  # the latest 0.3 release on PyPI
+SDK03_VENV = ROOT / ".cache" / "sdk03-venv"
+BINDINGS = ["JSONRPC", "GRPC"]
+
+
+@pytest.fixture(scope="session")
+def sdk03_python() -> Path:
+    ready = ["python", "-c", "import a2a.client, grpc, httpx, importlib.metadata as m; "
+             f"assert m.version('a2a-sdk') == {SDK03_VERSION!r}"]
+    return tool_or_skip(SDK03_VENV, [f"a2a-sdk[grpc]=={SDK03_VERSION}"], ready,
+                        "a2a-sdk") / "python"
+
+
+@pytest.fixture(scope="session")
+def sdk_python() -> Path:
+    ready = ["python", "-c", "import a2a.client, grpc, httpx"]
+    return tool_or_skip(SDK_VENV, [SDK_SPEC], ready, "a2a-sdk") / "python"
+
+
+@pytest.fixture(scope="module", params=["embedded", "dynamodb"])
+def server(request: pytest.FixtureRequest,
+           tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kit]:
+    endpoint = request.getfixturevalue("ddb_endpoint") if request.param == "dynamodb" else None
+    with kit_server(tmp_path_factory.mktemp("kit03") / "server.log", endpoint) as kit:
+        yield kit
+
+
+@pytest.fixture(scope="module")
+def results(sdk03_python: Path, server: Kit) -> dict[str, Any]:
+    parsed: dict[str, Any] = run_driver([str(sdk03_python), "sdk03_client.py", server.url,
+                                         TOKEN])
+    return parsed
+
+
+def test_card_resolves_at_both_addresses(results: dict[str, Any], server: Kit) -> None:
+    check_card(results["card"], server)
+    assert results["legacy_card"] == results["card"]
+    assert results["card"]["schemes"] == ["bearer"]
+    assert {"bearer": []} in results["card"]["security"]
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+def test_operations(results: dict[str, Any], binding: str) -> None:
+    check_operations(results[binding], binding, grpc=binding == "GRPC")
+
+
+def test_tasks_of_the_03_client_are_read_listed_subscribed_and_canceled_by_10(
+        sdk03_python: Path, sdk_python: Path, server: Kit) -> None:
+    ids = run_driver([str(sdk03_python), "sdk03_client.py", server.url, TOKEN, "create"])
+    read = run_driver([str(sdk_python), "sdk_cross.py", server.url, "read", json.dumps(ids)])
+    for binding in BINDINGS:
+        got = read[binding]
+        assert got["done"] == ["TASK_STATE_COMPLETED", f"from 0.3 {binding}"], got
+        assert got["listed"] == [True, True], got
+        assert got["first"]["kind"] == "task", got
+        assert got["canceled"] == "TASK_STATE_CANCELED", got
+        assert got["after"][-1] == {"kind": "status_update", "state": "TASK_STATE_CANCELED"}, got
+
+
+def test_tasks_of_the_10_client_are_read_and_canceled_by_03(
+        sdk03_python: Path, sdk_python: Path, server: Kit) -> None:
+    ids = run_driver([str(sdk_python), "sdk_cross.py", server.url, "create"])
+    read = run_driver([str(sdk03_python), "sdk03_client.py", server.url, TOKEN, "read",
+                       json.dumps(ids)])
+    for binding in BINDINGS:
+        got = read[binding]
+        assert got["done"]["state"] == "completed", got
+        assert got["done"]["text"] == f"from 1.0 {binding}", got
+        assert got["canceled"] == got["got"] == "canceled", got
+
