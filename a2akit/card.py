@@ -10,7 +10,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from a2akit.auth import Authenticator
 from a2akit.generated import a2a_pb2 as pb
-from a2akit.service_params import SUPPORTED_VERSION
+from a2akit.service_params import LEGACY_VERSION, SUPPORTED_VERSION
 from a2akit.settings import Settings
 
 __all__ = ["build_card", "input_modes", "rest_url", "streaming_enabled"]
@@ -61,6 +61,14 @@ def build_card(settings: Settings, agent: object, authenticator: Authenticator) 
     if settings.grpc_address:
         card.supported_interfaces.add(url=settings.grpc_address, protocol_binding="GRPC",
                                       protocol_version=SUPPORTED_VERSION)
+    # A2A 0.3 callers are served on the same endpoints (docs/a2a-0.3.md): their interfaces
+    # come after every 1.0 one, so a 1.0 client still picks a 1.0 interface first, and the
+    # first 0.3 one (JSON-RPC) becomes the 0.3 card's `url`.
+    card.supported_interfaces.add(url=settings.public_url, protocol_binding="JSONRPC",
+                                  protocol_version=LEGACY_VERSION)
+    if settings.grpc_address:
+        card.supported_interfaces.add(url=settings.grpc_address, protocol_binding="GRPC",
+                                      protocol_version=LEGACY_VERSION)
     skills: Sequence[pb.AgentSkill] = getattr(agent, "skills", ())
     if skills:
         card.skills.extend(skills)

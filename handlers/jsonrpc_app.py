@@ -11,12 +11,9 @@ event is a plain JSON response.
 
 from __future__ import annotations
 
-import email.utils
-import hashlib
 import json
 import logging
-import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from google.protobuf import json_format
@@ -33,17 +30,25 @@ from a2akit.errors import (
 )
 from a2akit.operations import OPERATIONS, Operations, Unary
 from a2akit.protojson import from_json, to_json
-from handlers.conditional import not_modified
+from handlers.agent_cards import (
+    AGENT_CARD_PATH,
+    LEGACY_CARD_PATH,
+    card_route,
+    legacy_card,
+    merged_card,
+)
 from handlers.http_call import begin_http_request, extension_headers, resolve_http_call
 from handlers.json_body import check_content_type, parse_json_body, read_body
 from handlers.rest_mount import RestRoutes
 from handlers.sse import SSE_HEADERS, Framing, sse_frames
 
+if TYPE_CHECKING:
+    from handlers.jsonrpc03 import JsonRpc03
+
 __all__ = ["AGENT_CARD_PATH", "JSON", "create_app", "error_json"]
 
 log = logging.getLogger("a2akit.jsonrpc")
 
-AGENT_CARD_PATH = "/.well-known/agent-card.json"
 JSON = "application/json"
 _Id = str | int | None
 
@@ -80,6 +85,15 @@ class _JsonRpc:
         self.limit = operations.settings.max_request_bytes
         self.challenge = operations.authenticator.challenge
         self.keepalive = operations.settings.sse_keepalive_seconds
+        self._legacy: JsonRpc03 | None = None
+
+    def legacy(self) -> JsonRpc03:
+        """The 0.3 family, loaded on its first request: a 1.0 request never imports it."""
+        if self._legacy is None:
+            from handlers.jsonrpc03 import JsonRpc03
+
+            self._legacy = JsonRpc03(self.ops)
+        return self._legacy
 
     async def handle(self, request: Request) -> Response:
         request_id: _Id = None
@@ -109,6 +123,10 @@ class _JsonRpc:
             if not isinstance(method, str):
                 raise InvalidRequestError("method must be a string")
             operation = OPERATIONS.get(method)
+            if operation is None and "/" in method:
+                # 0.3 names are `category/action`, 1.0 names PascalCase: the name alone picks
+                # the family (facts 1.2); the version header is checked against it after.
+                return await self.legacy().handle(request, payload, request_id, method)
             if operation is None:
                 raise MethodNotFoundError(f"Method not found: {method}",
                                           metadata={"method": method})
@@ -135,26 +153,17 @@ class _JsonRpc:
 
 
 def create_app(operations: Operations) -> Starlette:
-    """The JSON-RPC app: POST at the interface URL's path, GET of the public agent card."""
-    card_body = _dumps(to_json(operations.card))
-    etag = '"' + hashlib.sha256(card_body).hexdigest()[:32] + '"'
-    built = int(time.time())  # the card is built once per process: its Last-Modified
-    headers = {"Cache-Control": "public, max-age=300", "ETag": etag,
-               "Last-Modified": email.utils.formatdate(built, usegmt=True)}
-
-    async def agent_card(request: Request) -> Response:
-        if not_modified(request.headers.get("if-none-match"),
-                        request.headers.get("if-modified-since"), etag, built):
-            return Response(status_code=304, headers=headers)
-        return Response(card_body, media_type=JSON, headers=headers)
-
+    """The JSON-RPC app: POST at the interface URL's path (both generations), GET of the
+    public agent card (handlers.agent_cards)."""
     path = urlsplit(operations.settings.public_url).path or "/"
-    card_path = path.rstrip("/") + AGENT_CARD_PATH
-    # The card sits under the interface URL, where a client that knows that URL looks for it
+    base = path.rstrip("/")
+    card_path, legacy_path = base + AGENT_CARD_PATH, base + LEGACY_CARD_PATH
+    # The cards sit under the interface URL, where a client that knows that URL looks for them
     # (the root when the URL has no path; `/a2a/.well-known/...` behind an API Gateway stage).
     # HTTP+JSON comes last: every JSON-RPC request is matched before it is looked at.
     return Starlette(routes=[
-        Route(card_path, agent_card, methods=["GET"]),
+        Route(card_path, card_route(operations.card, merged_card), methods=["GET"]),
+        Route(legacy_path, card_route(operations.card, legacy_card), methods=["GET"]),
         Route(path, _JsonRpc(operations).handle, methods=["POST"]),
-        RestRoutes(operations, exclude=frozenset({card_path, path})),
+        RestRoutes(operations, exclude=frozenset({card_path, legacy_path, path})),
     ])

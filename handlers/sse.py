@@ -1,8 +1,9 @@
-"""Server-sent events for both HTTP bindings: a stream of StreamResponse messages as SSE frames,
-with keep-alive comments while the stream is idle, and a stream closed properly when its
-client leaves. JSON-RPC and HTTP+JSON differ only in how one event and one error are written
-(`Framing`); the framing rules (one `data:` line per event, `event: error` for a failure after
-the stream began, the end of the response as the end of the stream) are the same.
+"""Server-sent events for the HTTP bindings: a stream of events as SSE frames, with keep-alive
+comments while the stream is idle, and a stream closed properly when its client leaves.
+JSON-RPC, HTTP+JSON and 0.3 JSON-RPC differ only in how one event and one error are written
+(`Framing`); the framing rules (one `data:` line per event, the end of the response as the
+end of the stream) are the same. A failure after the stream began is an `event: error` frame
+in 1.0; 0.3 has no event names, so there it is a plain `data:` frame (`Framing.error_event`).
 """
 
 from __future__ import annotations
@@ -10,10 +11,9 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from a2akit.errors import A2AError, InternalError
-from a2akit.generated import a2a_pb2 as pb
 
 __all__ = ["SSE_HEADERS", "Framing", "sse_frames"]
 
@@ -22,22 +22,27 @@ log = logging.getLogger("a2akit.sse")
 # Set on every stream: no cache keeps it, no proxy (nginx and the like) buffers it.
 SSE_HEADERS = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
 
-Events = AsyncIterator[pb.StreamResponse]
+E = TypeVar("E")
+Events = AsyncIterator[Any]
+ERROR_EVENT = b"event: error\n"
 
 
-class Framing:
-    """How one binding writes an event's and an error's JSON text (bytes)."""
+class Framing(Generic[E]):
+    """How one binding writes an event's and an error's JSON text (bytes), and what precedes
+    an error's `data:` line (1.0: `event: error`; 0.3: nothing)."""
 
-    def __init__(self, event: Callable[[pb.StreamResponse], bytes],
-                 error: Callable[[A2AError], bytes]) -> None:
+    def __init__(self, event: Callable[[E], bytes], error: Callable[[A2AError], bytes], *,
+                 error_event: bytes = ERROR_EVENT) -> None:
         self.event = event
         self.error = error
+        self.error_event = error_event
 
 
-async def sse_frames(events: Events, framing: Framing, keepalive: float) -> AsyncIterator[bytes]:
+async def sse_frames(events: AsyncIterator[E], framing: Framing[E],
+                     keepalive: float) -> AsyncIterator[bytes]:
     """SSE frames; a comment line every `keepalive` seconds (15 by default) keeps idle
     proxies and API Gateway's idle timeout from closing the stream."""
-    pending: asyncio.Task[pb.StreamResponse] | None = None
+    pending: asyncio.Task[E] | None = None
     try:
         while True:
             if pending is None:
@@ -53,10 +58,10 @@ async def sse_frames(events: Events, framing: Framing, keepalive: float) -> Asyn
                 return
             yield b"data: " + framing.event(event) + b"\n\n"
     except A2AError as error:
-        yield b"event: error\ndata: " + framing.error(error) + b"\n\n"
+        yield framing.error_event + b"data: " + framing.error(error) + b"\n\n"
     except Exception:
         log.exception("stream failed")
-        yield b"event: error\ndata: " + framing.error(InternalError()) + b"\n\n"
+        yield framing.error_event + b"data: " + framing.error(InternalError()) + b"\n\n"
     finally:
         if pending is None or pending.done():
             _forget(pending)
@@ -76,7 +81,7 @@ def _forget(task: asyncio.Future[Any] | None) -> BaseException | None:
     return None
 
 
-def _close_later(pending: asyncio.Task[pb.StreamResponse], events: Events) -> None:
+def _close_later(pending: asyncio.Task[Any], events: Events) -> None:
     _forget(pending)
     closing = asyncio.ensure_future(events.aclose())  # type: ignore[attr-defined]
     _CLOSING.add(closing)

@@ -64,8 +64,12 @@ def results(sdk_python: Path, server: str) -> dict[str, Any]:
 
 
 def test_card_resolves(results: dict[str, Any]) -> None:
-    bindings = [i["protocolBinding"] for i in results["card"]["supportedInterfaces"]]
-    assert bindings == BINDINGS
+    interfaces = results["card"]["supportedInterfaces"]
+    # The 1.0 interfaces first, then the 0.3 ones on the same endpoints (docs/a2a-0.3.md).
+    assert [i["protocolBinding"] for i in interfaces if i["protocolVersion"] == "1.0"] == (
+        BINDINGS)
+    assert [i["protocolBinding"] for i in interfaces if i["protocolVersion"] == "0.3"] == [
+        "JSONRPC", "GRPC"]
     assert results["card"]["capabilities"]["streaming"] is True
 
 

@@ -344,3 +344,83 @@ def test_unavailable_store_is_retryable_internal_error(kind: str) -> None:
             assert error["code"] == -32603
             info = error["data"][0]
             assert info["reason"] == "UNAVAILABLE" and info["metadata"] == {"retryable": "true"}
+
+
+# --- the 0.3 family (handlers/jsonrpc03.py): the same limits, 0.3 errors --------------------
+
+
+def _post03(rpc: Client, body: str) -> dict[str, Any]:
+    """POST a 0.3 request (no A2A-Version); the answer is a JSON-RPC response at HTTP 200
+    whose error, if any, carries an object `data` (0.3), never a 500."""
+    reply = rpc.post(body.encode(), {})
+    assert reply.status == 200, reply.body[:300]
+    assert b"Traceback" not in reply.body
+    answer: dict[str, Any] = reply.json()
+    if "error" in answer:
+        assert isinstance(answer["error"]["data"], dict), answer
+    return answer
+
+
+def _message03(**fields: Any) -> dict[str, Any]:
+    return {"kind": "message", "messageId": "m-03", "role": "user",
+            "parts": [{"kind": "text", "text": "hi"}], **fields}
+
+
+def test_03_deep_nesting_is_refused_with_the_limit(rpc: Client) -> None:
+    deep = "[" * 20_000 + "]" * 20_000
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {
+        "message": _message03(metadata={"k": "@"})}}).replace('"@"', deep)
+    # The envelope is checked before the family is chosen: 1.0's error shape (as REF).
+    error = rpc.post(body.encode(), {}).json()["error"]
+    assert error["code"] == -32600 and str(MAX_JSON_DEPTH) in error["message"]
+
+
+def test_03_huge_method_name_is_not_echoed_in_full(rpc: Client) -> None:
+    answer = _post03(rpc, json.dumps({"jsonrpc": "2.0", "id": 1, "method": "a/" + "M" * 100_000}))
+    assert answer["error"]["code"] == -32601
+    assert len(json.dumps(answer)) < 4_000
+
+
+@pytest.mark.parametrize(("method", "params", "field"), [
+    ("tasks/get", {"id": "x" * (MAX_ID_BYTES + 1)}, "id"),
+    ("tasks/cancel", {"id": "x" * 5000}, "id"),
+    ("message/send", {"message": _message03(messageId="m" * 5000)}, "message.message_id"),
+    ("message/send", {"message": _message03(referenceTaskIds=["ok", "r" * 5000])},
+     "message.reference_task_ids[1]"),
+    ("message/send", {"message": _message03(parts=[{"kind": "text", "text": "p"}] * (
+        MAX_PARTS_PER_MESSAGE + 1))}, "message.parts"),
+    ("message/send", {"message": _message03(metadata={"k": "v" * MAX_METADATA_BYTES})},
+     "message.metadata"),
+    ("message/send", {"message": _message03(),
+                      "configuration": {"historyLength": MAX_HISTORY_LENGTH + 1}},
+     "configuration.history_length"),
+])
+def test_03_limits_are_invalid_params(rpc: Client, method: str, params: dict[str, Any],
+                                      field: str) -> None:
+    answer = _post03(rpc, json.dumps({"jsonrpc": "2.0", "id": 1, "method": method,
+                                      "params": params}))
+    error = answer["error"]
+    assert error["code"] == -32602, error
+    assert field in [v["field"] for v in error["data"]["errors"]], error
+    assert len(json.dumps(error)) < 2_000  # the value is not echoed back
+    _nothing_stored(rpc)
+
+
+@pytest.mark.parametrize("body", [
+    '{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"a\\ud800b"}}',
+    '{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message",'
+    '"messageId":"m","role":"user","parts":[{"kind":"text","text":"\\udfff"}]}}}',
+])
+def test_03_lone_surrogates_are_parse_errors(rpc: Client, body: str) -> None:
+    assert rpc.post(body.encode(), {}).json()["error"]["code"] == -32700
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_03_unavailable_store_is_retryable_internal_error(kind: str) -> None:
+    with refusing_client() as client:
+        store = DynamoDBStore("a2akit-unreachable", client)
+        for rpc in serve(kind, build_operations(ANON, store=store, agent=EchoAgent())):
+            answer = _post03(rpc, '{"jsonrpc":"2.0","id":1,"method":"tasks/get",'
+                                  '"params":{"id":"x"}}')
+            assert answer["error"]["code"] == -32603
+            assert answer["error"]["data"] == {"reason": "UNAVAILABLE", "retryable": "true"}

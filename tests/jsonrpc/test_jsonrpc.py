@@ -516,7 +516,10 @@ def test_agent_card_comes_from_settings(kind: str) -> None:
              "protocolVersion": "1.0"},
             {"url": "https://agent.example.com/", "protocolBinding": "HTTP+JSON",
              "protocolVersion": "1.0"},
-            {"url": "grpc.internal:50051", "protocolBinding": "GRPC", "protocolVersion": "1.0"}]
+            {"url": "grpc.internal:50051", "protocolBinding": "GRPC", "protocolVersion": "1.0"},
+            {"url": "https://agent.example.com/", "protocolBinding": "JSONRPC",
+             "protocolVersion": "0.3"},
+            {"url": "grpc.internal:50051", "protocolBinding": "GRPC", "protocolVersion": "0.3"}]
         assert card["capabilities"]["streaming"] is True
         assert card["skills"][0]["id"] == "echo"
 

@@ -301,5 +301,6 @@ def test_defaults_keep_one_url_for_both_http_bindings() -> None:
         card = rest.client.get("/.well-known/agent-card.json").json()
         urls = {i["protocolBinding"]: i["url"] for i in card["supportedInterfaces"]}
         assert urls == {"JSONRPC": ANON.public_url, "HTTP+JSON": ANON.public_url}
-        assert [i["protocolBinding"] for i in card["supportedInterfaces"]] == [
-            "JSONRPC", "HTTP+JSON"]
+        assert [(i["protocolBinding"], i["protocolVersion"])
+                for i in card["supportedInterfaces"]] == [
+            ("JSONRPC", "1.0"), ("HTTP+JSON", "1.0"), ("JSONRPC", "0.3")]
