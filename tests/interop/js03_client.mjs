@@ -9,7 +9,7 @@
 // A2AClient.fromCardUrl reads the card at /.well-known/agent-card.json and posts to its `url`.
 // The extended card goes through the SDK's ClientFactory and Client.getAgentCard: once without
 // credentials (refused), once with createAuthenticatingFetchWithRetry, which answers the 401
-// challenge with the bearer TOKEN.
+// challenge (WWW-Authenticate: Bearer) with the bearer TOKEN.
 
 import { randomUUID } from "node:crypto";
 import { createRequire } from "node:module";
@@ -178,15 +178,24 @@ async function resubscribe(client) {
 async function extendedCard(baseUrl, token) {
   const factory = (fetchImpl) => new ClientFactory(ClientFactoryOptions.createFrom(
     ClientFactoryOptions.default, { transports: [new JsonRpcTransportFactory({ fetchImpl })] }));
-  const anonymous = await factory(fetch).createFromUrl(baseUrl);
+  // The SDK reports a JSON-RPC error body as that error, whatever the HTTP status: keep it.
+  let status = null;
+  const watched = async (...args) => {
+    const response = await fetch(...args);
+    status = response.status;
+    return response;
+  };
+  const anonymous = await factory(watched).createFromUrl(baseUrl);
   const challenged = createAuthenticatingFetchWithRetry(fetch, {
     headers: async () => ({}),
     shouldRetryWithHeaders: async (_req, res) =>
-      res.status === 401 ? { Authorization: `Bearer ${token}` } : undefined,
+      res.status === 401 && res.headers.get("WWW-Authenticate")?.startsWith("Bearer")
+        ? { Authorization: `Bearer ${token}` } : undefined,
   });
   const authenticated = await factory(challenged).createFromUrl(baseUrl);
+  const refused = await failure(anonymous.getAgentCard());
   return {
-    anonymous: await failure(anonymous.getAgentCard()),
+    anonymous: { ...refused, status },
     token: await step((async () => {
       const card = await authenticated.getAgentCard();
       return { name: card.name, skills: card.skills.map((s) => s.id),

@@ -350,14 +350,14 @@ async def main(base_url: str, token: str, mode: str = "all", ids: str = "{}") ->
             legacy = await A2ACardResolver(http, base_url).get_agent_card(
                 relative_card_path=PREV_AGENT_CARD_WELL_KNOWN_PATH)
             result["card"], result["legacy_card"] = _card(card), _card(legacy)
-            for binding in BINDINGS:
-                result[binding] = await Driver(card, http, binding).run(token)
+            for binding in BINDINGS:  # one binding that fails does not hide the other
+                result[binding] = await _step(Driver(card, http, binding).run(token))
         elif mode == "create":
             for binding in BINDINGS:
-                result[binding] = await Driver(card, http, binding).create()
+                result[binding] = await _step(Driver(card, http, binding).create())
         else:
             for binding, task_ids in json.loads(ids).items():
-                result[binding] = await Driver(card, http, binding).read(task_ids)
+                result[binding] = await _step(Driver(card, http, binding).read(task_ids))
     print(json.dumps(result))
 
 

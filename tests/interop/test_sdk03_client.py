@@ -72,6 +72,7 @@ def test_operations(results: dict[str, Any], binding: str) -> None:
 def test_tasks_of_the_03_client_are_read_listed_subscribed_and_canceled_by_10(
         sdk03_python: Path, sdk_python: Path, server: Kit) -> None:
     ids = run_driver([str(sdk03_python), "sdk03_client.py", server.url, TOKEN, "create"])
+    assert all("failed" not in created for created in ids.values()), ids
     read = run_driver([str(sdk_python), "sdk_cross.py", server.url, "read", json.dumps(ids)])
     for binding in BINDINGS:
         got = read[binding]
@@ -89,6 +90,7 @@ def test_tasks_of_the_10_client_are_read_and_canceled_by_03(
                        json.dumps(ids)])
     for binding in BINDINGS:
         got = read[binding]
+        assert "failed" not in got, got
         assert got["done"]["state"] == "completed", got
         assert got["done"]["text"] == f"from 1.0 {binding}", got
         assert got["canceled"] == got["got"] == "canceled", got
