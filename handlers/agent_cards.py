@@ -44,18 +44,18 @@ def _dumps(payload: dict[str, Any]) -> bytes:
 
 def merged_card(card: pb.AgentCard) -> dict[str, Any]:
     """The 1.0 card with the 0.3 card's members added where absent (never replacing one)."""
+    from a2akit.compat03.card03 import from_core_card
     from a2akit.compat03.card_json import card_json, merge_into
-    from a2akit.compat03.convert import to_compat_card
 
-    return merge_into(to_json(card), card_json(to_compat_card(card)))
+    return merge_into(to_json(card), card_json(from_core_card(card)))
 
 
 def legacy_card(card: pb.AgentCard) -> dict[str, Any]:
     """The 0.3 card: the same card in the 0.3 schema's shape."""
+    from a2akit.compat03.card03 import from_core_card
     from a2akit.compat03.card_json import card_json
-    from a2akit.compat03.convert import to_compat_card
 
-    return card_json(to_compat_card(card))
+    return card_json(from_core_card(card))
 
 
 def card_route(card: pb.AgentCard, build: Callable[[pb.AgentCard], dict[str, Any]]

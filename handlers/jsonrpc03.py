@@ -28,10 +28,9 @@ from a2akit.caller import Call
 from a2akit.compat03 import json03
 from a2akit.compat03.calls import Calls03
 from a2akit.compat03.card_json import card_json
-from a2akit.compat03.convert import to_compat_card
+from a2akit.compat03.errors import jsonrpc_error
 from a2akit.errors import A2AError, InternalError, MethodNotFoundError
-from a2akit.generated import a2a_pb2 as pb
-from a2akit.operations import OPERATIONS, Operations
+from a2akit.operations import Operations
 from a2akit.service_params import LEGACY_VERSION
 from handlers.http_call import begin_http_request, resolve_http_call
 from handlers.sse import SSE_HEADERS, Framing, sse_frames
@@ -46,13 +45,13 @@ _STREAMING = frozenset({"message/stream", "tasks/resubscribe"})
 
 
 def error_body(error: A2AError, request_id: _Id) -> dict[str, Any]:
-    """A 0.3 JSON-RPC error response: the catalogue's code and message, `data` an object."""
-    data: dict[str, Any] = {"reason": error.reason, **error.metadata}
+    """A 0.3 JSON-RPC error response (a2akit.compat03.errors), its `data` naming the fields
+    at fault as REF's 0.3 validation errors do: `errors: [{field, message}]`."""
+    body = jsonrpc_error(error)
     if error.violations:
-        data["errors"] = [{"field": field, "message": problem}
-                          for field, problem in error.violations]
-    return {"jsonrpc": "2.0", "id": request_id,
-            "error": {"code": error.jsonrpc_code, "message": error.message, "data": data}}
+        body["data"]["errors"] = [{"field": field, "message": problem}
+                                  for field, problem in error.violations]
+    return {"jsonrpc": "2.0", "id": request_id, "error": body}
 
 
 async def _failed(error: A2AError) -> AsyncIterator[Any]:
@@ -116,9 +115,7 @@ class JsonRpc03:
             return None  # written as "result": null (0.3 schema; REF omits it)
         # agent/getAuthenticatedExtendedCard: 1.0's GetExtendedAgentCard (its checks and
         # errors, -32007 when none is configured), answered in the 0.3 shape.
-        card = await self.ops.unary(OPERATIONS["GetExtendedAgentCard"],
-                                    pb.GetExtendedAgentCardRequest(), call)
-        return card_json(to_compat_card(card))
+        return card_json(await calls.get_agent_card(call, public_fallback=False))
 
     async def _open(self, method: str, params: Any, call: Call) -> AsyncIterator[Any]:
         if method == "message/stream":

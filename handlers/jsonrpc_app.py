@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from google.protobuf import json_format
+from google.protobuf.message import Message
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
@@ -139,9 +140,10 @@ class _JsonRpc:
                 body = {"jsonrpc": "2.0", "id": request_id, "result": to_json(result)}
                 return Response(_dumps(body), media_type=JSON, headers=headers)
             events = await self.ops.stream(operation, message, call)
-            framing = Framing(lambda event: _dumps({"jsonrpc": "2.0", "id": request_id,
-                                                    "result": to_json(event)}),
-                              lambda error: _dumps(_error_body(error, request_id)))
+            framing: Framing[Message] = Framing(
+                lambda event: _dumps({"jsonrpc": "2.0", "id": request_id,
+                                      "result": to_json(event)}),
+                lambda error: _dumps(_error_body(error, request_id)))
             return StreamingResponse(sse_frames(events, framing, self.keepalive),
                                      headers={**headers, **SSE_HEADERS},
                                      media_type="text/event-stream")

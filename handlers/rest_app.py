@@ -17,6 +17,7 @@ import logging
 from typing import Any
 
 from google.protobuf import json_format
+from google.protobuf.message import Message
 from google.rpc import code_pb2
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
@@ -62,8 +63,8 @@ class RestBinding:
         self.limit = operations.settings.max_request_bytes
         self.challenge = operations.authenticator.challenge
         self.keepalive = operations.settings.sse_keepalive_seconds
-        self.framing = Framing(lambda event: _dumps(to_json(event)),
-                               lambda error: _dumps(rest_error_body(error)))
+        self.framing: Framing[Message] = Framing(lambda event: _dumps(to_json(event)),
+                                                 lambda error: _dumps(rest_error_body(error)))
 
     async def answer(self, request: Request) -> Response:
         try:

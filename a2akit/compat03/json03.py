@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import base64
 import binascii
-import importlib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from google.protobuf import json_format, struct_pb2
 
+from a2akit.compat03 import convert
 from a2akit.errors import InvalidParamsError
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.generated import a2a_v0_3_pb2 as pb03
@@ -62,8 +62,6 @@ def dumps(payload: object) -> bytes:
 def task_payload(task: pb.Task) -> bytes:
     """The 0.3 JSON of a task (`kind: "task"`, compact): what a push config created by a 0.3
     caller is delivered (0.3 spec 9.5)."""
-    # By name: the conversion table is written beside this module (helper grpc03).
-    convert = importlib.import_module("a2akit.compat03.convert")
     return dumps(encode(convert.from_core_task(task)))
 
 
@@ -387,17 +385,18 @@ def _task_name(params: JsonObject, key: str = "id") -> str:
     task_id = _text(params, key, "", required=True)
     if "/" in task_id:  # it would change the resource name; no task id has one
         raise _invalid(key, "is not a task id")
-    return f"tasks/{task_id}"
+    return convert.task_name(task_id)
 
 
 def _config_name(params: JsonObject, *, required: bool) -> str:
-    name = _task_name(params)
+    task_id = _task_name(params).removeprefix("tasks/")
     config_id = _text(params, "pushNotificationConfigId", "", required=required)
     if "/" in config_id:
         raise _invalid("pushNotificationConfigId", "is not a config id")
     # Without a config id (the deprecated TaskIdParams form) the name is the task's:
     # Calls03 then answers the default config (id = task id), else the first (brief).
-    return f"{name}/pushNotificationConfigs/{config_id}" if config_id else name
+    return (convert.config_name(task_id, config_id) if config_id
+            else convert.task_name(task_id))
 
 
 def _set_push(params: JsonObject) -> pb03.CreateTaskPushNotificationConfigRequest:

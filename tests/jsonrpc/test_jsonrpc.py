@@ -461,8 +461,10 @@ def test_1_0_versions_accepted(rpc: Client, version: str) -> None:
     (b'{"jsonrpc":"1.0","id":1,"method":"GetTask","params":{"id":"x"}}', -32600),
     (b'{"jsonrpc":"2.0","id":{"a":1},"method":"GetTask"}', -32600),
     (b'{"jsonrpc":"2.0","id":1,"method":7}', -32600),
-    (b'{"jsonrpc":"2.0","id":1,"method":"message/send","params":{}}', -32601),
-    (b'{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"x"}}', -32601),
+    # 0.3 methods are served (docs/a2a-0.3.md), but not to a caller asking for 1.0.
+    (b'{"jsonrpc":"2.0","id":1,"method":"message/send","params":{}}', -32602),
+    (b'{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"x"}}', -32009),
+    (b'{"jsonrpc":"2.0","id":1,"method":"tasks/list","params":{}}', -32601),
     (b'{"jsonrpc":"2.0","id":1,"method":"GetTask","params":[1]}', -32602),
     (b'{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":5}}', -32602),
     (b'{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"historyLength":"x"}}', -32602),

@@ -65,7 +65,7 @@ def test_send_answers_a_bare_task_in_the_03_shape(rpc: Caller03) -> None:
     message = message03("hi there")
     message["parts"] += [
         {"kind": "file", "file": {"name": "x.txt", "mimeType": "text/plain", "bytes": "aGk="}},
-        {"kind": "file", "file": {"uri": "https://example.com/f.png", "mimeType": "image/png"}},
+        {"kind": "file", "file": {"uri": "https://example.com/f.txt", "mimeType": "text/plain"}},
         {"kind": "data", "data": {"k": 1}},
     ]
     task = rpc.result("message/send", {"message": message})
@@ -77,7 +77,7 @@ def test_send_answers_a_bare_task_in_the_03_shape(rpc: Caller03) -> None:
     assert sent["parts"] == [
         {"kind": "text", "text": "hi there"},
         {"kind": "file", "file": {"bytes": "aGk=", "mimeType": "text/plain", "name": "x.txt"}},
-        {"kind": "file", "file": {"uri": "https://example.com/f.png", "mimeType": "image/png"}},
+        {"kind": "file", "file": {"uri": "https://example.com/f.txt", "mimeType": "text/plain"}},
         {"kind": "data", "data": {"k": 1.0}},
     ]
     assert task["artifacts"][0]["parts"][0] == {"kind": "text", "text": "hi there"}
@@ -217,13 +217,13 @@ def test_push_config_crud(rpc: Caller03) -> None:
     tid = task["id"]
     default = rpc.result("tasks/pushNotificationConfig/set", {
         "taskId": tid, "pushNotificationConfig": {
-            "url": "https://hooks.example.com/a", "token": "tok",
+            "url": "https://93.184.216.34/a", "token": "tok",
             "authentication": {"schemes": ["Bearer", "Basic"], "credentials": "secret"}}})
     assert default == {"taskId": tid, "pushNotificationConfig": {
-        "url": "https://hooks.example.com/a", "id": tid, "token": "tok",
+        "url": "https://93.184.216.34/a", "id": tid, "token": "tok",
         "authentication": {"schemes": ["Bearer"], "credentials": "secret"}}}
     named = rpc.result("tasks/pushNotificationConfig/set", {
-        "taskId": tid, "pushNotificationConfig": {"url": "https://hooks.example.com/b",
+        "taskId": tid, "pushNotificationConfig": {"url": "https://93.184.216.34/b",
                                                   "id": "cfg-b"}})
     assert named["pushNotificationConfig"]["id"] == "cfg-b"
     got = rpc.result("tasks/pushNotificationConfig/get",
@@ -247,16 +247,16 @@ def test_push_config_crud(rpc: Caller03) -> None:
 
 
 def test_push_config_in_the_send_configuration(rpc: Caller03) -> None:
-    task = rpc.send("x", pushNotificationConfig={"url": "https://hooks.example.com/c"})
+    task = rpc.send("x", pushNotificationConfig={"url": "https://93.184.216.34/c"})
     listed = rpc.result("tasks/pushNotificationConfig/list", {"id": task["id"]})
-    assert [c["pushNotificationConfig"]["url"] for c in listed] == ["https://hooks.example.com/c"]
+    assert [c["pushNotificationConfig"]["url"] for c in listed] == ["https://93.184.216.34/c"]
 
 
 def test_push_config_off_is_not_supported(connect: Any) -> None:
     rpc = connect(settings=Settings(allow_anonymous=True))
     task = rpc.send("x")
     error = rpc.error("tasks/pushNotificationConfig/set", {
-        "taskId": task["id"], "pushNotificationConfig": {"url": "https://hooks.example.com/"}})
+        "taskId": task["id"], "pushNotificationConfig": {"url": "https://93.184.216.34/"}})
     assert error["code"] == -32003
 
 
