@@ -5,6 +5,7 @@ only that SDK, so it checks the wire, not shared code:
 
     sdk03_client.py BASE_URL TOKEN                 every operation on JSONRPC and GRPC
     sdk03_client.py BASE_URL TOKEN create          per binding: a completed task, a working one
+                                                   (in the same context)
     sdk03_client.py BASE_URL TOKEN read IDS_JSON   per binding: read the completed task, cancel
                                                    the working one (tasks of another client)
 
@@ -65,8 +66,8 @@ HOOK = "https://93.184.216.34/hook"  # configs only: nothing is delivered
 WAIT = 30.0  # seconds any one stream may take; a hang is a failure, not a stuck test
 
 
-def _message(text: str) -> Message:
-    return Message(message_id=str(uuid.uuid4()), role=Role.user,
+def _message(text: str, context_id: str | None = None) -> Message:
+    return Message(message_id=str(uuid.uuid4()), role=Role.user, context_id=context_id,
                    parts=[Part(root=TextPart(text=text))])
 
 
@@ -152,10 +153,12 @@ class Driver:
         interceptors = [AuthInterceptor(_Token(token))] if token else None
         return ClientFactory(config).create(self.card, interceptors=interceptors)
 
-    async def send(self, client: Any, text: str, *, blocking: bool = True) -> Task:
+    async def send(self, client: Any, text: str, *, blocking: bool = True,
+                   context_id: str | None = None) -> Task:
         events = []
         async for event in client.send_message(
-                _message(text), configuration=MessageSendConfiguration(blocking=blocking)):
+                _message(text, context_id),
+                configuration=MessageSendConfiguration(blocking=blocking)):
             events.append(event)
         assert len(events) == 1 and isinstance(events[0], tuple), events
         task: Task = events[0][0]
@@ -173,7 +176,7 @@ class Driver:
         out["cancel_done"] = await _error(client.cancel_task(TaskIdParams(id=task.id)))
         out["cancel"] = await _step(self.cancel(client))
         out["push"] = await _step(self.push(client, task.id))
-        out["extended_card"] = {"anonymous": await _error(client.get_card()),
+        out["extended_card"] = {"anonymous": await _step(_card_seen(client.get_card())),
                                 "token": await _step(self.extended_card(token))}
         out["stream"] = await _step(self.stream())
         out["resubscribe"] = await _step(self.resubscribe(client))
@@ -287,18 +290,17 @@ class Driver:
     async def extended_card(self, token: str) -> dict[str, Any]:
         client = self.client(streaming=False, token=token)
         try:
-            card = await client.get_card()
+            return await _card_seen(client.get_card())
         finally:
             await client.close()
-        return {"name": card.name, "skills": [s.id for s in card.skills],
-                "protocolVersion": card.protocol_version}
 
     # --- across generations --------------------------------------------------------------------
 
     async def create(self) -> dict[str, Any]:
         client = self.client(streaming=False)
         done = await self.send(client, f"from 0.3 {self.binding}")
-        working = await self.send(client, "slow", blocking=False)
+        # One context for both, so a reader can list exactly these two.
+        working = await self.send(client, "slow", blocking=False, context_id=done.context_id)
         await client.close()
         return {"done": done.id, "working": working.id}
 
@@ -319,6 +321,12 @@ async def _step(call: Awaitable[dict[str, Any]]) -> dict[str, Any]:
         return await call
     except Exception as exc:
         return {"failed": _describe(exc)}
+
+
+async def _card_seen(call: Awaitable[AgentCard]) -> dict[str, Any]:
+    card = await call
+    return {"name": card.name, "skills": [s.id for s in card.skills],
+            "protocolVersion": card.protocol_version}
 
 
 def _event(task: Task, update: Any) -> dict[str, Any]:

@@ -69,7 +69,9 @@ async def read(card: Any, binding: str, http: httpx.AsyncClient,
     client = _client(card, binding, http, streaming=False)
     streamer = _client(card, binding, http, streaming=True)
     done = await client.get_task(GetTaskRequest(id=ids["done"]))
-    listed = await client.list_tasks(ListTasksRequest())
+    # The two tasks share a context: the list of that context is exactly them, however many
+    # other tasks the store holds.
+    listed = await client.list_tasks(ListTasksRequest(context_id=done.context_id))
     stream = streamer.subscribe(SubscribeToTaskRequest(id=ids["working"]))
     first = await asyncio.wait_for(anext(stream), WAIT)
     canceled = await client.cancel_task(CancelTaskRequest(id=ids["working"]))
@@ -78,9 +80,9 @@ async def read(card: Any, binding: str, http: httpx.AsyncClient,
         return [_event(event) async for event in stream]
 
     after = await asyncio.wait_for(rest(), WAIT)
-    listed_ids = {task.id for task in listed.tasks}
+    listed_ids = sorted(task.id for task in listed.tasks)
     out = {"done": [TaskState.Name(done.status.state), _text(done)],
-           "listed": [ids["done"] in listed_ids, ids["working"] in listed_ids],
+           "listed": listed_ids == sorted([ids["done"], ids["working"]]),
            "first": _event(first), "canceled": TaskState.Name(canceled.status.state),
            "after": after}
     await client.close()
