@@ -1,12 +1,9 @@
 """The gRPC binding as a grpc.aio server (spec section 10), over the shared core.
 
 Each rpc of `OPERATIONS` is registered with `grpc.method_handlers_generic_handler`: one
-unary and one streaming behaviour, bound to the operation's entry. Requests arrive as raw
-bytes and are decoded here, so a malformed message is INVALID_ARGUMENT with the same
-ErrorInfo reason JSON-RPC uses for a parse error, not grpc's UNKNOWN. Checks run in the
-reference order: decode -> version -> caller -> operation. A2A errors abort with the
-catalogue's gRPC code and the google.rpc.Status (ErrorInfo first) in
-`grpc-status-details-bin`; anything unexpected is INTERNAL with no details.
+unary and one streaming behaviour (`grpc_service.binding`: decoding, caller, errors), bound
+to the operation's entry. The same server serves A2A 0.3 callers on the 0.3 service
+(`a2a.v1.A2AService`, grpc_service.compat03): same port, auth, limits, health and reflection.
 
 A client that goes away cancels only this handler: the core runs agents in their own asyncio
 task, so the work continues and stays readable through GetTask and SubscribeToTask.
@@ -15,30 +12,25 @@ task, so the work continues and stays readable through GetTask and SubscribeToTa
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
+import functools
 import logging
 import signal
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
-from typing import Any, TypeAlias
+from collections.abc import Iterable
 
 import grpc
-from google.protobuf.message import DecodeError
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1.health import aio as health_aio
 from grpc_reflection.v1alpha import reflection
-from grpc_status import rpc_status
 
-from a2akit import logs, trace
-from a2akit.caller import Call
-from a2akit.errors import A2AError, InternalError, JSONParseError
+from a2akit import logs
 from a2akit.execution import drain, live_runs
 from a2akit.execution.leases import sweep_periodically
 from a2akit.generated import a2a_pb2 as pb
-from a2akit.operations import OPERATIONS, Operation, Operations, Streaming, Unary
+from a2akit.operations import OPERATIONS, Operations, Unary
 from a2akit.runtime import StartupError, build_operations, explain_startup_errors
 from a2akit.settings import Settings
-from a2akit.validation import check_enum_values
+from grpc_service.binding import Binding
 
 __all__ = ["SERVICE_NAME", "RunningServer", "main", "serve"]
 
@@ -60,128 +52,22 @@ KEEPALIVE_OPTIONS: tuple[tuple[str, int], ...] = (
     ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
 )
 
-Message = Any  # protobuf messages; the binding needs no protobuf stubs
-Context: TypeAlias = grpc.aio.ServicerContext
-
-
-class _Metadata:
-    """gRPC metadata as the core's `Headers`: values by lower-case key."""
-
-    def __init__(self, context: Context) -> None:
-        self._items = context.invocation_metadata() or ()
-
-    def getlist(self, key: str) -> list[str]:
-        return [value for name, value in self._items
-                if name.lower() == key and isinstance(value, str)]
-
-
-async def _abort(context: Context, error: A2AError) -> None:
-    """End the call with the error's code, message and Status details (raises AbortError)."""
-    await context.abort_with_status(rpc_status.to_status(error.to_status()))
-
-
-class _Binding:
-    """What every rpc shares: the core, request decoding and caller resolution."""
-
-    def __init__(self, operations: Operations) -> None:
-        self.ops = operations
-
-    def decode(self, operation: Operation, raw: bytes) -> Message:
-        try:
-            request = operation.request.FromString(raw)
-        except DecodeError as exc:
-            raise JSONParseError(
-                f"The request is not a valid {operation.request.DESCRIPTOR.name} message"
-            ) from exc
-        check_enum_values(request)
-        return request
-
-    async def call(self, context: Context, operation: str) -> Call:
-        """Version, then caller: the same checks and errors as the JSON-RPC binding. First the
-        request's logging context: the operation and the caller's `traceparent` metadata."""
-        metadata = _Metadata(context)
-        traceparent = metadata.getlist(trace.HEADER)
-        trace.begin_request(operation, None, traceparent[0] if traceparent else None)
-        call = await self.ops.resolve_call(metadata)
-        if call.active_extensions:
-            await context.send_initial_metadata(
-                (("a2a-extensions", ",".join(call.active_extensions)),))
-        return call
-
-
-# What a call's body may raise and still end the call itself: cancellation, and the abort
-# that ends it with a status.
-_PASSED_THROUGH = (asyncio.CancelledError, grpc.aio.AbortError)
-
-
-async def _answer(context: Context, name: str, exc: Exception) -> None:
-    """End the call for what its body raised: an A2AError as itself, anything unexpected as
-    INTERNAL with no details (logged here). Raises AbortError."""
-    if isinstance(exc, A2AError):
-        await _abort(context, exc)
-    log.error("unexpected failure in gRPC %s", name, exc_info=exc)
-    await _abort(context, InternalError())
-
-
-@contextlib.asynccontextmanager
-async def _errors_answered(context: Context, name: str) -> AsyncIterator[None]:
-    """`_answer` around a block (the streaming calls)."""
-    try:
-        yield
-    except _PASSED_THROUGH:
-        raise
-    except Exception as exc:
-        await _answer(context, name, exc)
-
-
-def _unary(binding: _Binding, operation: Unary[Any, Any]
-           ) -> Callable[[bytes, Context], Awaitable[Message]]:
-    async def behaviour(raw: bytes, context: Context) -> Message:
-        # `_answer` without the context manager: a unary call is the hot path, and the
-        # manager's generator per call costs more than the call's own checks.
-        try:
-            request = binding.decode(operation, raw)
-            call = await binding.call(context, operation.name)
-            return await binding.ops.unary(operation, request, call)
-        except _PASSED_THROUGH:
-            raise
-        except Exception as exc:
-            await _answer(context, operation.name, exc)
-        raise AssertionError("unreachable: abort raises")  # pragma: no cover
-
-    return behaviour
-
-
-def _streaming(binding: _Binding, operation: Streaming[Any]
-               ) -> Callable[[bytes, Context], AsyncIterator[pb.StreamResponse]]:
-    async def behaviour(raw: bytes, context: Context) -> AsyncIterator[pb.StreamResponse]:
-        events: AsyncIterator[pb.StreamResponse] | None = None
-        try:
-            async with _errors_answered(context, operation.name):
-                request = binding.decode(operation, raw)
-                call = await binding.call(context, operation.name)
-                events = await binding.ops.stream(operation, request, call)
-                async for event in events:
-                    yield event
-        finally:
-            # Closes only this reader; the agent's task is not ours to cancel.
-            if events is not None:
-                await events.aclose()  # type: ignore[attr-defined]
-
-    return behaviour
-
 
 def _method_handlers(operations: Operations) -> dict[str, grpc.RpcMethodHandler]:
-    binding = _Binding(operations)
+    binding = Binding(operations)
     handlers: dict[str, grpc.RpcMethodHandler] = {}
     for name, operation in OPERATIONS.items():
         serialize = operation.response.SerializeToString
         if isinstance(operation, Unary):
             handlers[name] = grpc.unary_unary_rpc_method_handler(
-                _unary(binding, operation), response_serializer=serialize)
+                binding.unary(name, operation.request, functools.partial(operations.unary,
+                                                                         operation)),
+                response_serializer=serialize)
         else:
             handlers[name] = grpc.unary_stream_rpc_method_handler(
-                _streaming(binding, operation), response_serializer=serialize)
+                binding.streaming(name, operation.request,
+                                  functools.partial(operations.stream, operation)),
+                response_serializer=serialize)
     return handlers
 
 
@@ -200,23 +86,31 @@ def server_options(settings: Settings) -> list[tuple[str, int]]:
     ]
 
 
-def _configure_service(server: grpc.aio.Server, operations: Operations) -> None:
+def _configure_services(server: grpc.aio.Server, operations: Operations) -> tuple[str, ...]:
+    """Both A2A services; returns their names. The 0.3 one loads here, in the container:
+    the JSON-RPC door never imports this module."""
+    from grpc_service import compat03
+
     server.add_generic_rpc_handlers((
         grpc.method_handlers_generic_handler(SERVICE_NAME, _method_handlers(operations)),
+        grpc.method_handlers_generic_handler(compat03.SERVICE_NAME,
+                                             compat03.method_handlers(operations)),
     ))
+    return SERVICE_NAME, compat03.SERVICE_NAME
 
 
-async def _configure_health(server: grpc.aio.Server) -> health_aio.HealthServicer:
+async def _configure_health(server: grpc.aio.Server,
+                            services: Iterable[str]) -> health_aio.HealthServicer:
     health = health_aio.HealthServicer()
-    for service in ("", SERVICE_NAME):
+    for service in ("", *services):
         await health.set(service, health_pb2.HealthCheckResponse.SERVING)
     health_pb2_grpc.add_HealthServicer_to_server(health, server)
     return health
 
 
-def _configure_reflection(server: grpc.aio.Server) -> None:
+def _configure_reflection(server: grpc.aio.Server, services: Iterable[str]) -> None:
     names: Iterable[str] = (
-        SERVICE_NAME,
+        *services,
         health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
         reflection.SERVICE_NAME,
     )
@@ -255,9 +149,9 @@ async def serve(settings: Settings, operations: Operations | None = None,
     Raises StartupError when the port cannot be bound."""
     ops = operations if operations is not None else build_operations(settings)
     server = grpc.aio.server(options=server_options(settings))
-    _configure_service(server, ops)
-    health = await _configure_health(server)
-    _configure_reflection(server)
+    services = _configure_services(server, ops)
+    health = await _configure_health(server, services)
+    _configure_reflection(server, services)
     bound = _configure_port(server, host, settings.grpc_port if port is None else port)
     await server.start()
     return RunningServer(server, bound, health)
