@@ -26,38 +26,15 @@ from a2akit.generated import a2a_pb2 as pb
 from a2akit.generated import a2a_v0_3_pb2 as pb03
 from a2akit.states import ends_stream
 
-__all__ = [
-    "config_name",
-    "from_core_artifact",
-    "from_core_message",
-    "from_core_part",
-    "from_core_push_config",
-    "from_core_role",
-    "from_core_send_response",
-    "from_core_state",
-    "from_core_status",
-    "from_core_stream_response",
-    "from_core_task",
-    "parse_config_name",
-    "parse_task_name",
-    "task_name",
-    "to_core_artifact",
-    "to_core_cancel_task",
-    "to_core_create_push_config",
-    "to_core_delete_push_config",
-    "to_core_get_push_config",
-    "to_core_get_task",
-    "to_core_list_push_configs",
-    "to_core_message",
-    "to_core_part",
-    "to_core_push_config",
-    "to_core_role",
-    "to_core_send_request",
-    "to_core_state",
-    "to_core_status",
-    "to_core_subscribe",
-    "to_core_task",
-]
+__all__ = ["config_name", "from_core_artifact", "from_core_message", "from_core_part",
+           "from_core_push_config", "from_core_role", "from_core_send_response",
+           "from_core_state", "from_core_status", "from_core_stream_response", "from_core_task",
+           "parse_config_name", "parse_task_name", "task_name", "to_core_artifact",
+           "to_core_cancel_task", "to_core_create_push_config", "to_core_delete_push_config",
+           "to_core_get_push_config", "to_core_get_task", "to_core_list_push_configs",
+           "to_core_message", "to_core_part", "to_core_push_config", "to_core_role",
+           "to_core_send_request", "to_core_state", "to_core_status", "to_core_subscribe",
+           "to_core_task"]
 
 # --- enums (5.1) ------------------------------------------------------------------------------
 

@@ -80,9 +80,23 @@ def test_the_card_declares_what_is_enforced(served: tuple[str, Any], issuer: Iss
     name, client = served
     card = client.get("/.well-known/agent-card.json").json()
     expected = EXPECTED[name]
+    schemes = card.get("securitySchemes")
     if "schemes" in expected:
-        assert card.get("securitySchemes") == expected["schemes"]
+        # The 1.0 members; the 0.3 card's flat members sit beside them (docs/a2a-0.3.md).
+        assert schemes == expected["schemes"] if schemes is None else {
+            scheme_name: {k: v for k, v in scheme.items() if k.endswith("SecurityScheme")}
+            for scheme_name, scheme in schemes.items()} == expected["schemes"]
     assert card.get("securityRequirements") == expected["requirements"]
+    # The 0.3 view declares the same schemes and requirements, merged card and 0.3 card alike.
+    legacy = client.get("/.well-known/agent.json").json()
+    assert legacy.get("security") == card.get("security") == (
+        None if expected["requirements"] is None else
+        [{n: v.get("list", []) for n, v in r.get("schemes", {}).items()}
+         for r in expected["requirements"]])
+    assert sorted(legacy.get("securitySchemes") or {}) == sorted(schemes or {})
+    for scheme_name, flat in (legacy.get("securitySchemes") or {}).items():
+        assert {k: v for k, v in schemes[scheme_name].items()
+                if not k.endswith("SecurityScheme")} == flat
     anonymous = {} in (card.get("securityRequirements") or [{}])
     send = send_params("hi")
     for scheme_name, scheme in (card.get("securitySchemes") or {}).items():

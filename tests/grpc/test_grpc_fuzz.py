@@ -1,6 +1,7 @@
-"""Property-based: random and mutated protobuf bytes to every rpc of a real gRPC server.
-Every answer is a result or a clean A2A error (ErrorInfo in the status details): never
-INTERNAL, UNKNOWN or a hang, and nothing half-written is left in the store."""
+"""Property-based: random and mutated protobuf bytes to every rpc of a real gRPC server, on
+both A2A services (1.0 and 0.3). Every answer is a result or a clean A2A error (ErrorInfo in
+the status details): never INTERNAL, UNKNOWN or a hang, and nothing half-written is left in
+the store."""
 
 from __future__ import annotations
 
@@ -14,9 +15,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from a2akit.generated import a2a_pb2 as pb
+from a2akit.generated import a2a_v0_3_pb2 as pb03
 from a2akit.operations import OPERATIONS
 from a2akit.states import apply_event
 from a2akit.store.base import Scope
+from grpc_service.compat03 import SERVICE_NAME as SERVICE_03
 from grpc_service.server import SERVICE_NAME
 from tests.support.errors import grpc_failure
 from tests.support.harness import (
@@ -31,6 +34,11 @@ from tests.support.messages import V1, send_request
 _NOT_CLEAN = {grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN,
               grpc.StatusCode.DEADLINE_EXCEEDED}
 _VALID = send_request("hello").SerializeToString()
+_VALID_03 = pb03.SendMessageRequest(request=pb03.Message(
+    message_id="m-03", role=pb03.ROLE_USER, content=[pb03.Part(text="hello")]),
+    configuration=pb03.SendMessageConfiguration(blocking=True)).SerializeToString()
+_METHODS_03 = {m.name: m.server_streaming
+               for m in pb03.DESCRIPTOR.services_by_name["A2AService"].methods}
 
 
 @pytest.fixture(scope="module")
@@ -47,8 +55,8 @@ def server() -> Iterator[tuple[GrpcHarness, asyncio.AbstractEventLoop]]:
 
 
 @st.composite
-def _mutated(draw: st.DrawFn) -> bytes:
-    data = bytearray(_VALID)
+def _mutated(draw: st.DrawFn, valid: bytes = _VALID) -> bytes:
+    data = bytearray(valid)
     for _ in range(draw(st.integers(1, 4))):
         at = draw(st.integers(0, len(data) - 1))
         data[at] = draw(st.integers(0, 255))
@@ -73,6 +81,26 @@ def test_any_bytes_get_a_clean_answer(server: tuple[GrpcHarness, Any], method: s
         except grpc.RpcError as error:
             assert error.code() not in _NOT_CLEAN, (method, payload, error)
             assert grpc_failure(error).info.reason  # ErrorInfo first, as every A2A error
+
+
+@given(method=st.sampled_from(sorted(_METHODS_03)),
+       payload=st.one_of(st.binary(max_size=300), _mutated(_VALID_03)))
+def test_any_bytes_get_a_clean_answer_on_the_03_service(
+        server: tuple[GrpcHarness, Any], method: str, payload: bytes) -> None:
+    harness, _ = server
+    with grpc.insecure_channel(f"127.0.0.1:{harness.port}") as channel:
+        path = f"/{SERVICE_03}/{method}"
+        try:
+            if _METHODS_03[method]:
+                for _ in channel.unary_stream(path)(payload, timeout=10):
+                    pass
+            else:
+                channel.unary_unary(path)(payload, timeout=10)
+        except grpc.RpcError as error:
+            assert error.code() not in _NOT_CLEAN, (method, payload, error)
+            assert grpc_failure(error).info.reason
+            # "<0.3 type name>: <message>", the form 0.3 clients read (facts 3.5)
+            assert error.details().split(": ", 1)[0].endswith("Error"), error.details()
 
 
 def test_the_store_holds_only_whole_tasks(server: tuple[GrpcHarness, Any]) -> None:

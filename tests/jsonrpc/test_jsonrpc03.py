@@ -5,6 +5,7 @@ embedded store and on DynamoDB Local."""
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -376,3 +377,59 @@ def test_bad_03_input_is_invalid_params_naming_the_field(rpc: Caller03, method: 
 @pytest.mark.parametrize("params", [[], "x", 3])
 def test_params_that_are_not_an_object_are_invalid_params(rpc: Caller03, params: Any) -> None:
     assert rpc.error("tasks/get", params)["code"] == -32602
+
+
+# --- cards ----------------------------------------------------------------------------------
+
+
+def test_the_card_serves_both_generations(kind: str) -> None:
+    from a2akit.generated import a2a_pb2 as pb
+    from a2akit.protojson import from_json
+    from handlers.jsonrpc_app import create_app
+    from tests.jsonrpc.client import lambda_event_loop, make_client
+    from tests.support.harness import memory_operations
+
+    settings = Settings(allow_anonymous=True, public_url="https://agent.example.com/a2a/",
+                        grpc_address="grpc.example.com:443", api_keys="[]")
+    with lambda_event_loop() if kind != "asgi" else _nothing():
+        client = make_client(kind, create_app(memory_operations(settings=settings)))
+        reply = client.get("/a2a/.well-known/agent-card.json")
+        card = reply.json()
+        # A 1.0 reader: the 1.0 members, the 1.0 interfaces first.
+        parsed = from_json(card, pb.AgentCard)
+        assert [(i.protocol_binding, i.protocol_version) for i in
+                parsed.supported_interfaces] == [("JSONRPC", "1.0"), ("HTTP+JSON", "1.0"),
+                                                 ("GRPC", "1.0"), ("JSONRPC", "0.3"),
+                                                 ("GRPC", "0.3")]
+        # A 0.3 reader of the same document: the 0.3 schema's required members.
+        assert card["url"] == "https://agent.example.com/a2a/"
+        assert card["preferredTransport"] == "JSONRPC"
+        assert card["protocolVersion"].startswith("0.3")
+        # The main interface is listed again, as the 0.3 spec (5.6.2) asks.
+        assert card["additionalInterfaces"] == [
+            {"url": "https://agent.example.com/a2a/", "transport": "JSONRPC"},
+            {"url": "grpc.example.com:443", "transport": "GRPC"}]
+        for member in ("name", "description", "version", "capabilities", "defaultInputModes",
+                       "defaultOutputModes", "skills"):
+            assert member in card
+        # The 0.3 form: the same card, nothing of 1.0.
+        legacy = client.get("/a2a/.well-known/agent.json")
+        pure = legacy.json()
+        assert "supportedInterfaces" not in pure and "securityRequirements" not in pure
+        assert {k: pure[k] for k in ("url", "preferredTransport", "protocolVersion",
+                                     "additionalInterfaces", "name")} == {
+            k: card[k] for k in ("url", "preferredTransport", "protocolVersion",
+                                 "additionalInterfaces", "name")}
+        for answer in (reply, legacy):
+            assert answer.headers["cache-control"] == "public, max-age=300"
+            path = "/a2a/.well-known/" + ("agent.json" if answer is legacy
+                                          else "agent-card.json")
+            again = client.get(path, {"If-None-Match": answer.headers["etag"]})
+            assert again.status == 304
+        assert reply.headers["etag"] != legacy.headers["etag"]
+        client.close()
+
+
+@contextlib.contextmanager
+def _nothing() -> Iterator[None]:
+    yield

@@ -173,3 +173,31 @@ def test_the_bundles_run_script_starts_the_door(tmp_path: Path) -> None:
     with running(["sh", str(script)], ports=[port], env=env, log=tmp_path / "run.log"):
         card = httpx.get(f"http://127.0.0.1:{port}/.well-known/agent-card.json", timeout=10)
     assert card.status_code == 200
+
+
+def test_03_streams_leave_live_in_the_03_framing(tmp_path: Path) -> None:
+    """message/stream from a 0.3 client (no A2A-Version) through the streaming door: each
+    event one `data:` line as it is emitted, no `event:` lines, `final` on the last; an
+    unknown task's resubscribe is an error event at HTTP 200."""
+    body = {"jsonrpc": "2.0", "id": "s1", "method": "message/stream", "params": {"message": {
+        "kind": "message", "messageId": str(time.time()), "role": "user",
+        "parts": [{"kind": "text", "text": "4"}]}}}
+    headers = {"x-amzn-lambda-context": lambda_context(60)}
+    with door(tmp_path / "door.log", adapter=True) as url, httpx.Client(timeout=60) as client:
+        lines: list[tuple[float, str]] = []
+        with client.stream("POST", url, json=body, headers=headers) as response:
+            assert response.status_code == 200
+            assert response.headers["content-type"].startswith("text/event-stream")
+            lines = [(time.time(), line) for line in response.iter_lines()]
+        missing = client.post(url, headers=headers, json={
+            "jsonrpc": "2.0", "id": 2, "method": "tasks/resubscribe", "params": {"id": "x"}})
+    assert not [line for _, line in lines if line.startswith("event:")]
+    events = results(lines)
+    assert events[0][1]["kind"] == "task"
+    chunks = [(at, r) for at, r in events if r["kind"] == "artifact-update"]
+    assert len(chunks) == 4
+    assert max(at - float(r["artifact"]["parts"][0]["text"].split("@")[1].rstrip(";"))
+               for at, r in chunks) < LIVE_LAG_SECONDS, chunks
+    assert events[-1][1]["status"]["state"] == "completed" and events[-1][1]["final"] is True
+    assert missing.status_code == 200
+    assert missing.text.startswith("data: ") and '"code":-32001' in missing.text
