@@ -20,7 +20,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-from a2akit import logs, metrics, protojson
+from a2akit import logs, metrics, protojson, trace
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.push.metric import failure_line
 from a2akit.push.sender import Delivered, Dropped, Failed, RetryPolicy, Sender
@@ -44,6 +44,9 @@ class Delivery:
     task_id: str
     seq: int
     event: pb.StreamResponse
+    # The `traceparent` of the write that stored the event: its deliveries continue that
+    # trace (a span of their own); None for an event stored without one.
+    traceparent: str | None = None
 
 
 class DeadLetters(Protocol):
@@ -86,6 +89,8 @@ class Dispatcher:
         `deadline` (loop time) bounds the retries; a delivery cut by it fails for good.
         Raises only when a failed delivery could not be kept (store or dead-letter queue
         unreachable): the feeder must then offer the event again."""
+        if delivery.traceparent is not None:
+            trace.continue_trace(delivery.traceparent)
         logs.bind_caller(delivery.scope.tenant, delivery.scope.owner)
         logs.bind_task(delivery.task_id)
         configs = await self.store.list_push_configs(delivery.scope, delivery.task_id)

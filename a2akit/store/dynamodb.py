@@ -55,6 +55,7 @@ from a2akit.store.base import (
     VersionConflictError,
 )
 from a2akit.store.table import Item
+from a2akit.trace import current_traceparent
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.client import DynamoDBClient
@@ -399,6 +400,7 @@ class DynamoDBStore(TaskStore):
             self._part_cache.put(pk, snapshot[table.PART_TOKEN]["S"], data)
         table.check_size(snapshot, "the task")
         puts: list[Item] = []
+        traceparent = current_traceparent()  # the push dispatcher goes on with this trace
         for offset, event in enumerate(raw_events):
             seq = first_seq + offset
             item: Item = {
@@ -409,6 +411,8 @@ class DynamoDBStore(TaskStore):
             }
             if expires is not None:
                 item[table.TTL_ATTRIBUTE] = {"N": str(expires)}
+            if traceparent is not None:
+                item[table.TRACEPARENT] = {"S": traceparent}
             # A large event's parts precede it: whoever sees the event can read them.
             puts += [self._put(part) for part in _parts.split(item, "event")]
             table.check_size(item, "an event")

@@ -7,7 +7,8 @@ scopes share a key (docs/store.md):
 
     pk                          sk                      what
     <scope>#TASK#<task id>      TASK                    snapshot (task, version, last_seq; lpk/lsk)
-    <scope>#TASK#<task id>      EV#<seq, 20 digits>     one event (StreamResponse bytes)
+    <scope>#TASK#<task id>      EV#<seq, 20 digits>     one event (StreamResponse bytes;
+                                                        `traceparent` of the write)
     <scope>#TASK#<task id>      PUSH#<config id>        one push notification config
     <scope>#MSG#<message id>    MSG                     idempotency claim: the task id
     <scope>#TASK#<task id>      PART#<token>#<i>        part i of a split snapshot or event
@@ -78,6 +79,7 @@ __all__ = [
     "RETIRE_PREFIX",
     "SK",
     "SNAPSHOT_SK",
+    "TRACEPARENT",
     "TTL_ATTRIBUTE",
     "WRITER",
     "WRITER_UNTIL",
@@ -160,6 +162,9 @@ _SEQ_DIGITS = 20
 # The parts of a split item: `PART#` does not start with `EV#`, so the push stream's filter
 # never takes a part for an event, and no event query reads one.
 PART_PREFIX = "PART#"
+# S, on an event item: the W3C `traceparent` of the hop that wrote it (a2akit.trace), so the
+# push dispatcher, which sees only the table's stream, continues the task's trace.
+TRACEPARENT = "traceparent"
 PARTS = "parts"  # N: how many parts the item's bytes are in (the item holds the first)
 PART_TOKEN = "part_token"  # S: the token in the sort keys of its other parts
 
