@@ -97,6 +97,9 @@ def test_a_throttled_store_call_is_counted_by_operation(
         raise missing
     (document,) = metrics_named(_documents(capsys), "DynamoDBThrottles")
     assert (document["Operation"], document["DynamoDBThrottles"]) == ("get_item", 1)
+    # Also under Service alone: the stack's alarm reads that rollup (alarms cannot SEARCH).
+    (directive,) = document["_aws"]["CloudWatchMetrics"]
+    assert directive["Dimensions"] == [["Service", "Operation"], ["Service"]]
 
 
 async def test_push_retries_and_deliveries_with_the_trace(
