@@ -1,0 +1,11 @@
+"""A2A 0.3 callers on the 1.0 endpoints: conversions between the 0.3 messages (package
+`a2a.v1`, late 0.3 revision) and the 1.0 ones, and the ten 0.3 operations over the same
+`Operations` (no second core, catalogue or validation).
+
+    convert.py   messages, parts, tasks, events, requests, push configs, resource names
+    card03.py    the agent card in its 0.3 form
+    errors.py    0.3 error type names; the 0.3 JSON-RPC error and the 0.3 gRPC status
+    calls.py     `Calls03`: pb03 in, pb03 out, used by both 0.3 bindings
+
+Nothing here is imported by the 1.0 path: a binding loads it for a 0.3 request or service.
+"""
