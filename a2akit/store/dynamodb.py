@@ -28,6 +28,7 @@ from a2akit import aws
 from a2akit.clock import epoch_ms
 from a2akit.errors import InvalidParamsError, UnavailableError
 from a2akit.generated import a2a_pb2 as pb
+from a2akit.service_params import SUPPORTED_VERSION
 from a2akit.states import is_terminal
 from a2akit.store import _configs, _events, _leasing, _parts, cursor, table
 from a2akit.store._client import Client, env_client
@@ -46,6 +47,7 @@ from a2akit.store._writes import (
 from a2akit.store.base import (
     DEFAULT_MAX_TASK_BYTES,
     Lease,
+    PushTarget,
     Scope,
     StoredEvent,
     StoredTask,
@@ -217,14 +219,14 @@ class DynamoDBStore(TaskStore):
         message_id: str | None = None,
         *,
         lease: Lease | None = None,
-        push_configs: Sequence[pb.TaskPushNotificationConfig] = (),
+        push_configs: Sequence[PushTarget] = (),
     ) -> StoredTask:
         pk = table.task_pk(scope, task.id)
         snapshot, puts = self._items(scope, task, events, version=1, first_seq=1, lease=lease)
         put = self._put(snapshot, "attribute_not_exists(pk)")
         claim = self._claim(scope, message_id, task.id)
-        configs = [self._put(_configs.config_item(pk, config, snapshot))
-                   for config in push_configs]
+        configs = [self._put(_configs.config_item(pk, target, snapshot))
+                   for target in push_configs]
         configs += bookkeeping(self.table_name, scope, task, snapshot, None)
         single = [put, *claim, *configs, *puts]
         if table.fits(single):
@@ -486,18 +488,17 @@ class DynamoDBStore(TaskStore):
 
 
 
-    async def put_push_config(self, scope: Scope, config: pb.TaskPushNotificationConfig) -> None:
-        await _configs.put_config(self, scope, config)
+    async def put_push_config(self, scope: Scope, config: pb.TaskPushNotificationConfig,
+                              protocol_version: str = SUPPORTED_VERSION) -> None:
+        await _configs.put_config(self, scope, PushTarget(config, protocol_version))
 
     async def get_push_config(
         self, scope: Scope, task_id: str, config_id: str
     ) -> pb.TaskPushNotificationConfig | None:
         return await _configs.get_config(self, scope, task_id, config_id)
 
-    async def list_push_configs(
-        self, scope: Scope, task_id: str
-    ) -> builtins.list[pb.TaskPushNotificationConfig]:
-        return await _configs.list_configs(self, scope, task_id)
+    async def list_push_targets(self, scope: Scope, task_id: str) -> builtins.list[PushTarget]:
+        return await _configs.list_targets(self, scope, task_id)
 
     async def delete_push_config(self, scope: Scope, task_id: str, config_id: str) -> None:
         await _configs.delete_config(self, scope, task_id, config_id)

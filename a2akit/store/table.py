@@ -76,6 +76,7 @@ __all__ = [
     "PART_TOKEN",
     "PK",
     "PUSH_PREFIX",
+    "PUSH_PROTOCOL",
     "RETIRE_PREFIX",
     "SK",
     "SNAPSHOT_SK",
@@ -157,6 +158,9 @@ RETIRE_PREFIX = "RETIRE#"
 SNAPSHOT_SK = "TASK"
 MESSAGE_SK = "MSG"
 PUSH_PREFIX = "PUSH#"
+# S, on a push config item: the protocol generation of the call that stored it when it is
+# not 1.0 ("0.3"); absent: 1.0 (store.base.PushTarget).
+PUSH_PROTOCOL = "protocol_version"
 EVENT_PREFIX = "EV#"
 _SEQ_DIGITS = 20
 # The parts of a split item: `PART#` does not start with `EV#`, so the push stream's filter

@@ -14,7 +14,6 @@ import importlib
 import json
 import sys
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -25,7 +24,6 @@ from a2akit.runtime import build_operations
 from a2akit.settings import ENV, STREAM, Settings
 from a2akit.store import table
 from a2akit.store.base import Scope
-from a2akit.store.dynamodb import make_client
 from infra.push_filter import PUSH_FILTER_PATTERN
 from scripts.dynamodb_local import CREDENTIALS
 from tests.push.conftest import DeadLetterQueue
@@ -48,19 +46,6 @@ class _Context:
 
     def get_remaining_time_in_millis(self) -> int:
         return int(self.seconds * 1000)
-
-
-@pytest.fixture
-def table_name(ddb_endpoint: str) -> Iterator[str]:
-    """A fresh table with its stream, as the stack makes it: its stream holds only this
-    test's records."""
-    name = f"push-{uuid.uuid4().hex[:10]}"
-    client = make_client(ddb_endpoint, "us-east-1")
-    client.create_table(**table.create_table_kwargs(name))
-    client.get_waiter("table_exists").wait(TableName=name)
-    yield name
-    client.delete_table(TableName=name)
-    client.close()
 
 
 def _front_door(ddb_endpoint: str, table_name: str) -> Settings:
