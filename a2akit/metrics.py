@@ -3,8 +3,9 @@ which CloudWatch Logs turns into a metric. No API call, no dependency, written s
 
 Namespace `A2AKit`. Every metric has the dimension `Service` (the Lambda function's name, or
 "grpc" / "local" / "worker" outside Lambda) and at most one more: `State`, `Operation` or
-`Reason`. Nothing per task or per caller is a dimension; the context's ids (task id, trace id)
-ride along as plain properties, so a metric line can be found from a task and back.
+`Reason`; those of ROLLED_UP are also published under `Service` alone (alarms cannot SEARCH).
+Nothing per task or per caller is a dimension; the context's ids (task id, trace id) ride
+along as plain properties, so a metric line can be found from a task and back.
 docs/observability.md lists the metrics.
 """
 
@@ -29,6 +30,8 @@ __all__ = [
     "PUSH_DELIVERED",
     "PUSH_RETRIES",
     "QUOTA_REFUSED",
+    "ROLLED_UP",
+    "SERVICE_DIMENSION",
     "TASKS_ENDED",
     "TASK_DURATION",
     "THROTTLES",
@@ -60,6 +63,9 @@ UNITS = {TASKS_ENDED: "Count", TASK_DURATION: "Milliseconds", TIME_QUEUED: "Mill
          LEASE_EXPIRED: "Count", CONFLICTS: "Count", THROTTLES: "Count",
          PUSH_DELIVERED: "Count", PUSH_RETRIES: "Count", QUOTA_REFUSED: "Count",
          AUTH_REFUSED: "Count"}
+# Metrics whose line also publishes them under `Service` alone, as a second dimension set: one
+# alarm per function covers every store operation (infra/kit_metrics.py).
+ROLLED_UP = frozenset({THROTTLES})
 # pb.TaskState.Name without its prefix, looked up once: the runner names every ended task.
 STATE_NAMES = {value: name.removeprefix("TASK_STATE_") for name, value in pb.TaskState.items()}
 
@@ -70,8 +76,11 @@ def _directive(metrics: tuple[str, ...], dimensions: tuple[str, ...]) -> str:
     shape = (metrics, dimensions)
     text = _DIRECTIVES.get(shape)
     if text is None:
+        sets = [list(dimensions)]
+        if len(dimensions) > 1 and ROLLED_UP.intersection(metrics):
+            sets.append([SERVICE_DIMENSION])
         text = _DIRECTIVES[shape] = json.dumps([{
-            "Namespace": NAMESPACE, "Dimensions": [list(dimensions)],
+            "Namespace": NAMESPACE, "Dimensions": sets,
             "Metrics": [{"Name": name, "Unit": UNITS.get(name, "Count")} for name in metrics]}],
             separators=(",", ":"))
     return text

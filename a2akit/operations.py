@@ -46,7 +46,7 @@ from a2akit.rpc import Operation, Streaming, Unary, check_table
 from a2akit.service_params import SUPPORTED_VERSION
 from a2akit.settings import Settings
 from a2akit.states import ACTIVE, is_terminal, status_event
-from a2akit.store.base import Lease, Scope, StoredTask, TaskQuery, TaskStore
+from a2akit.store.base import Lease, PushTarget, Scope, StoredTask, TaskQuery, TaskStore
 from a2akit.store.cursor import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MIN_PAGE_SIZE
 from a2akit.validation import check_history_length, check_request
 
@@ -192,13 +192,14 @@ class Operations:
             message.task_id = new_id()
             message.context_id = message.context_id or new_id()
         logs.bind_task(message.task_id, message.context_id)
-        push_configs: tuple[pb.TaskPushNotificationConfig, ...] = ()
+        push_configs: tuple[PushTarget, ...] = ()
         if push is not None:
             push.task_id, push.tenant = message.task_id, scope.tenant
             if stored is None:
-                push_configs = (push,)  # stored with the new task: its first event is sent too
+                # Stored with the new task: its first event is sent too.
+                push_configs = (PushTarget(push, call.protocol_version),)
             else:
-                await self._store_push_config(scope, push)
+                await self._store_push_config(scope, push, call)
         context = RequestContext(
             message=message, task=None if stored is None else stored.task,
             task_id=message.task_id, context_id=message.context_id, caller=scope,
@@ -343,7 +344,7 @@ class Operations:
         scope = await self._push_scope(request.tenant, request.task_id, call)
         config = await self._push_config(request)
         config.tenant = scope.tenant
-        await self._store_push_config(scope, config)
+        await self._store_push_config(scope, config, call)
         return config
 
     async def _push_config(self, request: pb.TaskPushNotificationConfig
@@ -357,15 +358,17 @@ class Operations:
         return config
 
     async def _store_push_config(self, scope: Scope, config: pb.TaskPushNotificationConfig,
-                                 ) -> None:
-        """Store (or replace) a config of an existing task, within the cap per task."""
+                                 call: Call) -> None:
+        """Store (or replace) a config of an existing task, within the cap per task, with
+        the generation of the call that made it (its webhook gets that generation's
+        payload: a2akit.push.dispatcher)."""
         configs = await self.store.list_push_configs(scope, config.task_id)
         cap = self.settings.push_max_configs
         if len(configs) >= cap and all(known.id != config.id for known in configs):
             raise InvalidParamsError(
                 f"The task already has {cap} push notification configs, the most allowed",
                 violations=[("id", f"at most {cap} configs per task")])
-        await self.store.put_push_config(scope, config)
+        await self.store.put_push_config(scope, config, call.protocol_version)
 
     async def _push_scope(self, tenant: str, task_id: str, call: Call) -> Scope:
         """Gate on the capability, then resolve the caller's task (TaskNotFoundError)."""

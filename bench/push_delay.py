@@ -37,7 +37,7 @@ from a2akit.generated import a2a_pb2 as pb  # noqa: E402
 from a2akit.runtime import build_operations  # noqa: E402
 from a2akit.settings import ENV, INLINE, STREAM, Settings  # noqa: E402
 from a2akit.store import table  # noqa: E402
-from a2akit.store.base import Lease, Scope, StoredTask  # noqa: E402
+from a2akit.store.base import Lease, PushTarget, Scope, StoredTask  # noqa: E402
 from a2akit.store.dynamodb import make_client  # noqa: E402
 from a2akit.store.memory import MemoryStore  # noqa: E402
 from infra.push_filter import PUSH_FILTER_PATTERN  # noqa: E402
@@ -72,7 +72,7 @@ class _Stamped(MemoryStore):
 
     async def create(self, scope: Scope, task: pb.Task, events: Sequence[pb.StreamResponse],
                      message_id: str | None = None, *, lease: Lease | None = None,
-                     push_configs: Sequence[pb.TaskPushNotificationConfig] = ()
+                     push_configs: Sequence[PushTarget] = ()
                      ) -> StoredTask:
         stored = await super().create(scope, task, events, message_id, lease=lease,
                                       push_configs=push_configs)
@@ -138,7 +138,7 @@ def stream_design(tasks: int, endpoint: str) -> None:
         module = importlib.import_module("handlers.push")
         calls: collections.Counter[str] = collections.Counter()
         store = module.dispatcher.store
-        for method in ("list_push_configs", "get_push_config"):
+        for method in ("list_push_targets", "get_push_config"):
             original = getattr(store, method)
 
             async def counted(*args: Any, _original: Any = original, _name: str = method) -> Any:

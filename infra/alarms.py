@@ -1,7 +1,8 @@
 """Alarms on the signals that mean callers are failing or about to: errors and latency at the
 door, throttles, tasks waiting on the queue or running into the worker's timeout, a failing
 sweeper, unhealthy or saturated gRPC tasks, and (with push) failed deliveries and a stuck
-stream."""
+stream; from the kit's own metrics (infra/kit_metrics.py), the share of tasks that failed,
+lease expiries and the store's throttled calls."""
 
 from __future__ import annotations
 
@@ -15,13 +16,16 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sns_subscriptions as subscriptions
 from constructs import Construct
 
+from a2akit import metrics
 from a2akit.push.metric import DIMENSION, FAILED_METRIC, METRIC_NAMESPACE
 
 from .grpc_service import GrpcService
+from .kit_metrics import failed_rate, kit_metric, total
 from .push import ITERATOR_AGE_ALARM_SECONDS, PushDispatcher
 from .worker import QueueWorker
 
-__all__ = ["ECS_UTILIZATION_ALARM_PERCENT", "QUEUE_AGE_ALARM_SECONDS",
+__all__ = ["ECS_UTILIZATION_ALARM_PERCENT", "FAILED_TASK_RATE_ALARM_PERCENT",
+           "QUEUE_AGE_ALARM_SECONDS",
            "WORKER_DURATION_ALARM_FRACTION", "Alarms"]
 
 _PERIOD = Duration.minutes(5)
@@ -34,6 +38,9 @@ WORKER_DURATION_ALARM_FRACTION = 0.9
 # Fargate tasks this busy for 15 minutes: autoscaling is at its maximum or too slow.
 ECS_UTILIZATION_ALARM_PERCENT = 80
 _ECS_PERIODS = 3
+# A function whose ended tasks were this share FAILED over a period (the agent or what it
+# calls is failing; one failed task out of one counts too).
+FAILED_TASK_RATE_ALARM_PERCENT = 10
 
 
 class Alarms(Construct):
@@ -99,6 +106,34 @@ class Alarms(Construct):
             self._add_push(push)
         if grpc is not None:
             self._add_grpc(grpc)
+        self._add_kit(function, sweeper, worker, push)
+
+    def _add_kit(self, door: lambda_.IFunction, sweeper: lambda_.IFunction,
+                 worker: QueueWorker | None, push: PushDispatcher | None) -> None:
+        """The kit's metrics of each function (Service = its name). The gRPC container writes
+        them too, as Service "grpc", the same in every stack: not alarmed here."""
+        runners = {"door": door, **({"worker": worker.function} if worker else {})}
+        # The functions that end tasks as they run them; the sweeper ends them FAILED only,
+        # when their lease expired: that is LeaseExpired below.
+        for name, function in runners.items():
+            self._add(f"FailedTasks{name.title()}",
+                      failed_rate(function.function_name, _PERIOD, name),
+                      f"{FAILED_TASK_RATE_ALARM_PERCENT} % or more of the tasks the {name} "
+                      "ended failed", threshold=FAILED_TASK_RATE_ALARM_PERCENT)
+        # A runner that stopped renewing its lease: ended by the sweeper or by a reader.
+        settlers = {**runners, "sweeper": sweeper}
+        self._add("LeaseExpired",
+                  total(metrics.LEASE_EXPIRED, {name: function.function_name
+                                                for name, function in settlers.items()},
+                        _PERIOD),
+                  "Tasks failed because their runner's lease expired")
+        # Throttled store calls the client's retries did not get through (callers saw
+        # UNAVAILABLE): the Service-only rollup counts every operation.
+        users = {**settlers, **({"push": push.function} if push else {})}
+        for name, function in users.items():
+            self._add(f"StoreThrottles{name.title()}",
+                      kit_metric(metrics.THROTTLES, function.function_name, _PERIOD),
+                      f"DynamoDB calls of the {name} throttled past their retries")
 
     def _add_worker(self, worker: QueueWorker) -> None:
         function = worker.function

@@ -1,6 +1,7 @@
 """One CloudWatch dashboard of the stack's figures: the alarms' states, then a row per part
 (the door, the front function, the queue and its worker, the sweeper, the table, the gRPC
-side, push delivery), each graph holding the metrics the alarms watch and their context."""
+side, push delivery), each graph holding the metrics the alarms watch and their context,
+and two rows of the kit's own metrics (tasks; the store and refusals: infra/kit_metrics.py)."""
 
 from __future__ import annotations
 
@@ -12,10 +13,12 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
+from a2akit import metrics
 from a2akit.push.metric import DIMENSION, FAILED_METRIC, METRIC_NAMESPACE
 
 from .grpc_service import GrpcService
 from .jsonrpc_api import JsonRpcApi
+from .kit_metrics import failed_rate, kit_metric, search
 from .push import PushDispatcher
 from .worker import QueueWorker
 
@@ -41,6 +44,40 @@ def _function_row(name: str, function: lambda_.IFunction) -> list[cloudwatch.IWi
         _graph(f"{name}: duration (ms)", [metric("Duration", "p50"), metric("Duration", "p99"),
                                           metric("Duration", "Maximum")]),
         _graph(f"{name}: concurrency", [metric("ConcurrentExecutions", "Maximum")]),
+    ]
+
+
+def _kit_rows(functions: dict[str, lambda_.IFunction]) -> list[list[cloudwatch.IWidget]]:
+    """The kit's metrics of `functions` (name -> function: the door, the worker when there is
+    one, the sweeper, the push dispatcher when there is one), one series per function, or per
+    state, operation or reason (SEARCH)."""
+    names = {name: function.function_name for name, function in functions.items()}
+    runners = {name: service for name, service in names.items() if name in ("door", "worker")}
+    settlers = {name: service for name, service in names.items() if name != "push"}
+    return [
+        [
+            _graph("Tasks: failed (% of ended)", [failed_rate(service, _PERIOD, name)
+                                                   for name, service in runners.items()]),
+            _graph("Tasks: ended by state", [
+                search(metrics.TASKS_ENDED, "State", service, _PERIOD)
+                for service in settlers.values()]),
+            _graph("Tasks: duration p99 (ms)", [
+                search(metrics.TASK_DURATION, "State", service, _PERIOD, "p99")
+                for service in runners.values()]),
+        ],
+        [
+            _graph("Store: lease expiries, version conflicts", [
+                kit_metric(metrics.LEASE_EXPIRED, service, _PERIOD, label=f"expired {name}")
+                for name, service in settlers.items()], [
+                kit_metric(metrics.CONFLICTS, service, _PERIOD, label=f"conflicts {name}")
+                for name, service in runners.items()]),
+            _graph("Store: DynamoDB throttles by operation", [
+                search(metrics.THROTTLES, "Operation", service, _PERIOD)
+                for service in names.values()]),
+            _graph("Door: refused callers", [
+                search(metrics.AUTH_REFUSED, "Reason", names["door"], _PERIOD),
+                kit_metric(metrics.QUOTA_REFUSED, names["door"], _PERIOD, label="quota")]),
+        ],
     ]
 
 
@@ -87,9 +124,12 @@ class Dashboard(Construct):
                                                                         statistic="Maximum"),
                     queue.metric_approximate_number_of_messages_not_visible(
                         period=_PERIOD, statistic="Maximum")]),
-                _graph("Queue: oldest message (s)", [
+                _graph("Queue: oldest message (s), time queued (ms)", [
                     queue.metric_approximate_age_of_oldest_message(period=_PERIOD,
-                                                                   statistic="Maximum")]),
+                                                                   statistic="Maximum")], [
+                    kit_metric(metrics.TIME_QUEUED, worker.function.function_name, _PERIOD,
+                               statistic, label=f"time queued {statistic}")
+                    for statistic in ("p50", "p99")]),
                 _graph("Dead-letter queue: messages", [
                     dead.metric_approximate_number_of_messages_visible(period=_PERIOD,
                                                                        statistic="Maximum")]),
@@ -121,10 +161,13 @@ class Dashboard(Construct):
         if push is not None:
             rows.append(_function_row("Push dispatcher", push.function))
             rows.append([
-                _graph("Push: failed deliveries", [cloudwatch.Metric(
-                    namespace=METRIC_NAMESPACE, metric_name=FAILED_METRIC,
-                    dimensions_map={DIMENSION: push.function.function_name},
-                    statistic="Sum", period=_PERIOD)]),
+                _graph("Push: deliveries", [
+                    kit_metric(metrics.PUSH_DELIVERED, push.function.function_name, _PERIOD),
+                    kit_metric(metrics.PUSH_RETRIES, push.function.function_name, _PERIOD),
+                    cloudwatch.Metric(
+                        namespace=METRIC_NAMESPACE, metric_name=FAILED_METRIC,
+                        dimensions_map={DIMENSION: push.function.function_name},
+                        statistic="Sum", period=_PERIOD)]),
                 _graph("Push: stream iterator age (ms)", [
                     push.function.metric("IteratorAge", period=_PERIOD, statistic="Maximum")]),
                 _graph("Push: queues", [
@@ -133,4 +176,7 @@ class Dashboard(Construct):
                     push.failed_batches.metric_approximate_number_of_messages_visible(
                         period=_PERIOD, statistic="Maximum")]),
             ])
+        rows += _kit_rows({"door": jsonrpc.function,
+                           **({"worker": worker.function} if worker else {}),
+                           "sweeper": sweeper, **({"push": push.function} if push else {})})
         self.dashboard = cloudwatch.Dashboard(self, "Dashboard", widgets=rows)

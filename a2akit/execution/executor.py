@@ -23,7 +23,7 @@ from a2akit.execution.run import Run
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.settings import QUEUE, Settings
 from a2akit.states import closes_stream
-from a2akit.store.base import Scope, StoredTask, TaskStore
+from a2akit.store.base import PushTarget, Scope, StoredTask, TaskStore
 
 __all__ = ["Execution", "Executor", "InlineExecutor", "QueueExecutor", "make_executor"]
 
@@ -51,7 +51,7 @@ class Execution(abc.ABC):
 class Executor(abc.ABC):
     @abc.abstractmethod
     async def begin(self, context: RequestContext, stored: StoredTask | None, claim: str,
-                    push_configs: Sequence[pb.TaskPushNotificationConfig],
+                    push_configs: Sequence[PushTarget],
                     deadline: float | None) -> Execution:
         """Start the task's work for the message in `context` (`stored`: the task it
         continues), `claim` its idempotency key; `deadline` is the platform's end of the
@@ -82,7 +82,7 @@ class InlineExecutor(Executor):
         self.agent = agent
 
     async def begin(self, context: RequestContext, stored: StoredTask | None, claim: str,
-                    push_configs: Sequence[pb.TaskPushNotificationConfig],
+                    push_configs: Sequence[PushTarget],
                     deadline: float | None) -> Execution:
         budget = call_budget(self.settings, deadline)
         wait = budget
@@ -141,7 +141,7 @@ class QueueExecutor(Executor):
         self.queue = queue
 
     async def begin(self, context: RequestContext, stored: StoredTask | None, claim: str,
-                    push_configs: Sequence[pb.TaskPushNotificationConfig],
+                    push_configs: Sequence[PushTarget],
                     deadline: float | None) -> Execution:
         budget = call_budget(self.settings, deadline)
         outcome = await enqueue(self.store, self.queue, self.settings, context, stored, claim,

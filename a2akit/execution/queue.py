@@ -33,7 +33,7 @@ from a2akit.execution.outcomes import Duplicate, Started, recording
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.settings import Settings
 from a2akit.states import is_terminal
-from a2akit.store.base import DuplicateMessageError, Scope, StoredTask, TaskStore
+from a2akit.store.base import DuplicateMessageError, PushTarget, Scope, StoredTask, TaskStore
 from a2akit.trace import current_traceparent
 
 if TYPE_CHECKING:
@@ -176,7 +176,7 @@ def make_queue(settings: Settings) -> SqsQueue:
 
 async def enqueue(store: TaskStore, queue: TaskQueue, settings: Settings,
                   context: RequestContext, stored: StoredTask | None,
-                  claim: str, push_configs: Sequence[pb.TaskPushNotificationConfig] = (),
+                  claim: str, push_configs: Sequence[PushTarget] = (),
                   ) -> Started | Duplicate:
     """Record the message (and the task, when new) leased to the queue, then queue the job.
 

@@ -34,7 +34,7 @@ from a2akit.execution.watch import watch
 from a2akit.execution.writer import TaskWriter
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.states import ends_stream, failed_event, is_terminal, status_event
-from a2akit.store.base import StoredTask, TaskStore
+from a2akit.store.base import PushTarget, StoredTask, TaskStore
 
 __all__ = ["Run", "drain", "live_runs"]
 
@@ -87,7 +87,7 @@ class Run:
         claim: str | None,
         terms: Terms,
         recorded: bool = False,
-        push_configs: Sequence[pb.TaskPushNotificationConfig] = (),
+        push_configs: Sequence[PushTarget] = (),
     ) -> None:
         """`recorded`: the message is already in `stored` (a queue worker runs a task the
         front door wrote), so the run starts from the stored task as it is. `push_configs`

@@ -28,6 +28,7 @@ from a2akit.states import apply_event, ends_stream, is_terminal, status_event
 from a2akit.store.base import (
     DuplicateMessageError,
     Lease,
+    PushTarget,
     Scope,
     StoredTask,
     TaskStore,
@@ -47,7 +48,7 @@ class TaskWriter:
     def __init__(self, store: TaskStore, scope: Scope, task_id: str, terms: Terms, *,
                  stored: StoredTask | None, snapshot: pb.Task,
                  pending: list[pb.StreamResponse], claim: str | None,
-                 push_configs: Sequence[pb.TaskPushNotificationConfig],
+                 push_configs: Sequence[PushTarget],
                  on_change: Callable[[], None], on_stop: Callable[[], None]) -> None:
         self.store = store
         self.scope = scope

@@ -2,11 +2,15 @@
 (the writing process in `a2akit.push.inline`, the table's stream in `handlers.push`).
 
 One POST per event per config (the sender retries); events of one task are dispatched in
-order by the feeders. Configs are read when the event is sent, and again before each retry,
-so a deleted config gets nothing more; they live under the task's owner, so nobody else's
-webhooks are ever called. A delivery that fails for good is reported once, as a JSON line
-that is both the operator's log record and a CloudWatch metric (Embedded Metric Format,
-`A2AKit/PushDeliveryFailed`: no PutMetricData call), and is put on the dead-letter queue.
+order by the feeders. The body is in the shape of the protocol generation that created the
+config (`PushTarget.protocol_version`): the event's 1.0 StreamResponse, or for a config a 0.3
+caller created the task's current 0.3 JSON (a bare Task, `kind: "task"`: 0.3 spec 9.5),
+written by `a2akit.compat03`, which only then is imported. Configs are read when the event
+is sent, and again before each retry, so a deleted config gets nothing more; they live
+under the task's owner, so nobody else's webhooks are ever called. A delivery that fails for
+good is reported once, as a JSON line that is both the operator's log record and a
+CloudWatch metric (Embedded Metric Format, `A2AKit/PushDeliveryFailed`: no PutMetricData
+call), and is put on the dead-letter queue.
 """
 
 from __future__ import annotations
@@ -20,10 +24,11 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-from a2akit import logs, metrics, protojson
+from a2akit import logs, metrics, protojson, trace
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.push.metric import failure_line
-from a2akit.push.sender import Delivered, Dropped, Failed, RetryPolicy, Sender
+from a2akit.push.sender import CONTENT_TYPE, Delivered, Dropped, Failed, RetryPolicy, Sender
+from a2akit.service_params import LEGACY_VERSION
 from a2akit.settings import Settings
 from a2akit.store.base import Scope, TaskStore
 
@@ -35,6 +40,9 @@ __all__ = ["DeadLetters", "Delivery", "Dispatcher", "LoggedDeadLetters", "SqsDea
 
 log = logging.getLogger("a2akit.push")
 
+# The 0.3 payload is plain JSON (0.3 spec 9.5), the 1.0 one the binding's type.
+_CONTENT_TYPE_03 = "application/json"
+
 
 @dataclasses.dataclass(frozen=True)
 class Delivery:
@@ -44,6 +52,9 @@ class Delivery:
     task_id: str
     seq: int
     event: pb.StreamResponse
+    # The `traceparent` of the write that stored the event: its deliveries continue that
+    # trace (a span of their own); None for an event stored without one.
+    traceparent: str | None = None
 
 
 class DeadLetters(Protocol):
@@ -86,28 +97,50 @@ class Dispatcher:
         `deadline` (loop time) bounds the retries; a delivery cut by it fails for good.
         Raises only when a failed delivery could not be kept (store or dead-letter queue
         unreachable): the feeder must then offer the event again."""
+        if delivery.traceparent is not None:
+            trace.continue_trace(delivery.traceparent)
         logs.bind_caller(delivery.scope.tenant, delivery.scope.owner)
         logs.bind_task(delivery.task_id)
-        configs = await self.store.list_push_configs(delivery.scope, delivery.task_id)
-        if not configs:
+        targets = await self.store.list_push_targets(delivery.scope, delivery.task_id)
+        if not targets:
             return
-        body = json.dumps(protojson.to_json(delivery.event), separators=(",", ":")).encode()
-        results = await asyncio.gather(
-            *(self._send(delivery, config, body, deadline) for config in configs),
-            return_exceptions=True)
+        bodies = {version: await self._body(delivery, version)
+                  for version in {target.protocol_version for target in targets}}
+        sends = []
+        for target in targets:
+            body = bodies[target.protocol_version]
+            if body is not None:
+                sends.append(self._send(delivery, target.config, *body, deadline))
+        results = await asyncio.gather(*sends, return_exceptions=True)
         for result in results:
             if isinstance(result, BaseException):
                 raise result
 
+    async def _body(self, delivery: Delivery, protocol_version: str
+                    ) -> tuple[bytes, str] | None:
+        """The body (and its content type) a config of `protocol_version` gets for this
+        delivery; None when there is nothing to send (the task is gone)."""
+        if protocol_version != LEGACY_VERSION:
+            return (json.dumps(protojson.to_json(delivery.event), separators=(",", ":"))
+                    .encode(), CONTENT_TYPE)
+        stored = await self.store.get(delivery.scope, delivery.task_id)
+        if stored is None:  # expired since: nobody is waiting for it any more
+            log.warning("task %s event %d: the task is gone; its 0.3 configs get nothing",
+                        delivery.task_id, delivery.seq)
+            return None
+        from a2akit.compat03.json03 import task_payload  # only for 0.3 configs
+
+        return task_payload(stored.task), _CONTENT_TYPE_03
+
     async def _send(self, delivery: Delivery, config: pb.TaskPushNotificationConfig,
-                    body: bytes, deadline: float | None) -> None:
+                    body: bytes, content_type: str, deadline: float | None) -> None:
         async def still_wanted() -> bool:
             found = await self.store.get_push_config(delivery.scope, delivery.task_id,
                                                      config.id)
             return found is not None
 
         outcome = await self.sender.deliver(config, body, still_wanted=still_wanted,
-                                            deadline=deadline)
+                                            deadline=deadline, content_type=content_type)
         if outcome.attempts > 1:
             metrics.emit(metrics.PUSH_RETRIES, outcome.attempts - 1)
         if isinstance(outcome, Delivered):

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.push.dispatcher import Delivery, Dispatcher
 from a2akit.store.base import Scope, StoredTask
+from a2akit.trace import current_traceparent
 
 __all__ = ["InlineDelivery"]
 
@@ -41,11 +42,15 @@ class InlineDelivery:
                 events: Sequence[pb.StreamResponse]) -> None:
         """A committed write (a refused one is never observed): deliver its events."""
         first = stored.last_seq - len(events) + 1
+        # Called in the writer's context: its trace, as the stream feed reads it from the
+        # event items (a task's background worker keeps the context of whoever started it).
+        traceparent = current_traceparent()
         deliveries = []
         for offset, event in enumerate(events):
             copy = pb.StreamResponse()
             copy.CopyFrom(event)  # the writer may reuse its objects
-            deliveries.append(Delivery(scope, stored.task.id, first + offset, copy))
+            deliveries.append(Delivery(scope, stored.task.id, first + offset, copy,
+                                       traceparent))
         self.submit(deliveries)
 
     def submit(self, deliveries: Sequence[Delivery]) -> None:

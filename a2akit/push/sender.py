@@ -130,8 +130,10 @@ class Sender:
 
     async def deliver(self, config: pb.TaskPushNotificationConfig, body: bytes, *,
                       still_wanted: Callable[[], Awaitable[bool]] | None = None,
-                      deadline: float | None = None) -> Outcome:
-        """POST `body` to `config.url` with the config's credential headers.
+                      deadline: float | None = None,
+                      content_type: str = CONTENT_TYPE) -> Outcome:
+        """POST `body` (of `content_type`) to `config.url` with the config's credential
+        headers.
 
         Success is any 2xx. Retried, up to `retry.attempts` tries: connection errors,
         timeouts, a name that does not resolve, 5xx and 429 (Retry-After honoured, up to the
@@ -144,7 +146,7 @@ class Sender:
             headers = request_headers(config)
         except Blocked as exc:
             return Failed(0, f"{exc.field} refused: {exc}", None)
-        headers["Content-Type"] = CONTENT_TYPE
+        headers["Content-Type"] = content_type
         # The task's trace goes on at the webhook (W3C Trace Context), when this hop has one.
         traceparent = current_traceparent()
         if traceparent is not None:

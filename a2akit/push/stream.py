@@ -41,6 +41,7 @@ class Large:
     scope: Scope
     task_id: str
     seq: int
+    traceparent: str | None = None
 
 
 def delivery(record: Record) -> Delivery | Large | None:
@@ -55,11 +56,13 @@ def delivery(record: Record) -> Delivery | Large | None:
         return None
     scope, task_id = table.parse_task_pk(keys[table.PK]["S"])
     image = data["NewImage"]
+    # The trace of the write that stored the event (absent on items of older versions).
+    traceparent = image.get(table.TRACEPARENT, {}).get("S")
     if table.PARTS in image:
-        return Large(scope, task_id, int(image["seq"]["N"]))
+        return Large(scope, task_id, int(image["seq"]["N"]), traceparent)
     # Lambda's JSON event carries binary attributes base64-encoded.
     event = pb.StreamResponse.FromString(base64.b64decode(image["event"]["B"], validate=True))
-    return Delivery(scope, task_id, int(image["seq"]["N"]), event)
+    return Delivery(scope, task_id, int(image["seq"]["N"]), event, traceparent)
 
 
 async def dispatch_records(dispatcher: Dispatcher, records: Iterable[Record],
@@ -95,7 +98,8 @@ async def dispatch_records(dispatcher: Dispatcher, records: Iterable[Record],
                     if event is None:  # expired since: nobody is waiting for it any more
                         log.warning("push: task %s event %d is gone", item.task_id, item.seq)
                         continue
-                    item = Delivery(item.scope, item.task_id, item.seq, event)
+                    item = Delivery(item.scope, item.task_id, item.seq, event,
+                                    item.traceparent)
                 await dispatcher.dispatch(item, deadline=deadline)
             except Exception:
                 log.exception("push: task %s event %d could not be dispatched; retried",

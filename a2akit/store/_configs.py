@@ -7,19 +7,21 @@ from typing import TYPE_CHECKING, Any
 
 from a2akit.errors import UnavailableError
 from a2akit.generated import a2a_pb2 as pb
+from a2akit.service_params import SUPPORTED_VERSION
 from a2akit.store import table
 from a2akit.store._writes import check
-from a2akit.store.base import Scope, VersionConflictError
+from a2akit.store.base import PushTarget, Scope, VersionConflictError
 from a2akit.store.table import Item
 
 if TYPE_CHECKING:
     from a2akit.store.dynamodb import DynamoDBStore
 
-__all__ = ["config_item", "delete_config", "get_config", "list_configs", "put_config"]
+__all__ = ["config_item", "delete_config", "get_config", "list_targets", "put_config"]
 
 
 async def put_config(store: DynamoDBStore, scope: Scope,
-                     config: pb.TaskPushNotificationConfig) -> None:
+                     target: PushTarget) -> None:
+    config = target.config
     pk = table.task_pk(scope, config.task_id)
     for _attempt in range(3):
         response = await store._call(
@@ -32,7 +34,7 @@ async def put_config(store: DynamoDBStore, scope: Scope,
         snapshot = response.get("Item")
         if snapshot is None:
             return  # like the embedded store: no task, nothing stored
-        item = config_item(pk, config, snapshot)
+        item = config_item(pk, target, snapshot)
         if table.TTL_ATTRIBUTE in item:
             await store._call(store._client.put_item, TableName=store.table_name, Item=item)
             return
@@ -49,13 +51,16 @@ async def put_config(store: DynamoDBStore, scope: Scope,
             continue  # it finished (or went) meanwhile: read it again
     raise UnavailableError("the task kept changing while its push config was written")
 
-def config_item(pk: str, config: pb.TaskPushNotificationConfig, snapshot: Item) -> Item:
-    """A config's item; it expires with its task (the snapshot's TTL)."""
+def config_item(pk: str, target: PushTarget, snapshot: Item) -> Item:
+    """A config's item, with its generation unless 1.0 (a 1.0 config's item is as it was
+    before generations were kept); it expires with its task (the snapshot's TTL)."""
     item: Item = {
         table.PK: {"S": pk},
-        table.SK: {"S": table.push_sk(config.id)},
-        "config": {"B": config.SerializeToString()},
+        table.SK: {"S": table.push_sk(target.config.id)},
+        "config": {"B": target.config.SerializeToString()},
     }
+    if target.protocol_version != SUPPORTED_VERSION:
+        item[table.PUSH_PROTOCOL] = {"S": target.protocol_version}
     if table.TTL_ATTRIBUTE in snapshot:
         item[table.TTL_ATTRIBUTE] = snapshot[table.TTL_ATTRIBUTE]
     table.check_size(item, "the push notification config")
@@ -77,9 +82,12 @@ async def get_config(
     config.ParseFromString(item["config"]["B"])
     return config
 
-async def list_configs(
-    store: DynamoDBStore, scope: Scope, task_id: str
-) -> list[pb.TaskPushNotificationConfig]:
+def _target(item: Item) -> PushTarget:
+    version = item.get(table.PUSH_PROTOCOL, {}).get("S", SUPPORTED_VERSION)
+    return PushTarget(pb.TaskPushNotificationConfig.FromString(item["config"]["B"]), version)
+
+
+async def list_targets(store: DynamoDBStore, scope: Scope, task_id: str) -> list[PushTarget]:
     kwargs: dict[str, Any] = {
         "TableName": store.table_name,
         "KeyConditionExpression": "pk = :pk AND begins_with(sk, :p)",
@@ -89,15 +97,12 @@ async def list_configs(
         },
         "ConsistentRead": True,
     }
-    configs: list[pb.TaskPushNotificationConfig] = []
+    targets: list[PushTarget] = []
     while True:
         page = await store._call(store._client.query, **kwargs)
-        configs.extend(
-            pb.TaskPushNotificationConfig.FromString(item["config"]["B"])
-            for item in page.get("Items", [])
-        )
+        targets.extend(_target(item) for item in page.get("Items", []))
         if "LastEvaluatedKey" not in page:
-            return configs
+            return targets
         kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
 async def delete_config(store: DynamoDBStore, scope: Scope, task_id: str, config_id: str) -> None:

@@ -52,7 +52,7 @@ async def event(store: DynamoDBStore, scope: Scope, task_id: str,
     item = response.get("Item")
     if item is None:
         return None
-    # The push dispatcher's read: its role may GetItem and Query only (infra/push.py).
+    # The push dispatcher's read, its parts by Query (its role: infra/push.py READ_ACTIONS).
     if not await _parts.join_by_query(store._call, store._client, store.table_name, item,
                                       "event"):
         raise InternalError("a stored event is missing a part")

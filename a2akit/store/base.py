@@ -15,6 +15,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 
 from a2akit.errors import InvalidParamsError
 from a2akit.generated import a2a_pb2 as pb
+from a2akit.service_params import SUPPORTED_VERSION
 from a2akit.settings import DEFAULT_MAX_TASK_BYTES, ENV
 from a2akit.store.cursor import DEFAULT_PAGE_SIZE
 
@@ -23,6 +24,7 @@ __all__ = [
     "DuplicateMessageError",
     "Lease",
     "LeaseLostError",
+    "PushTarget",
     "Scope",
     "StoredEvent",
     "StoredTask",
@@ -67,6 +69,17 @@ class StoredTask:
 class StoredEvent:
     seq: int
     event: pb.StreamResponse
+
+
+@dataclasses.dataclass(frozen=True)
+class PushTarget:
+    """A push config with the protocol generation of the call that stored it
+    (`Call.protocol_version`: "1.0", or "0.3" for the 0.3 family), which decides the payload
+    its webhook gets (`a2akit.push.dispatcher`). The 1.0 API never shows it: its config
+    message has no such field. A config stored without one (before it was kept) is 1.0."""
+
+    config: pb.TaskPushNotificationConfig
+    protocol_version: str = SUPPORTED_VERSION
 
 
 @dataclasses.dataclass(frozen=True)
@@ -142,11 +155,12 @@ class TaskStore(abc.ABC):
         message_id: str | None = None,
         *,
         lease: Lease | None = None,
-        push_configs: Sequence[pb.TaskPushNotificationConfig] = (),
+        push_configs: Sequence[PushTarget] = (),
     ) -> StoredTask:
         """Store a new task (version 1) and its first events, claiming `message_id`, leased
         to `lease` (ignored for a terminal task), with `push_configs` (those a SendMessage
-        carried: stored with the task, so its first event is delivered too).
+        carried, with its generation: stored with the task, so its first event is delivered
+        too).
 
         Raises DuplicateMessageError when the message id is already claimed in this scope."""
 
@@ -211,8 +225,10 @@ class TaskStore(abc.ABC):
         Raises InvalidParamsError for a page token this store did not issue to this scope."""
 
     @abc.abstractmethod
-    async def put_push_config(self, scope: Scope, config: pb.TaskPushNotificationConfig) -> None:
-        """Store (or replace, same id) a push config under its task."""
+    async def put_push_config(self, scope: Scope, config: pb.TaskPushNotificationConfig,
+                              protocol_version: str = SUPPORTED_VERSION) -> None:
+        """Store (or replace, same id) a push config under its task, created by a call of
+        `protocol_version` (PushTarget)."""
 
     @abc.abstractmethod
     async def get_push_config(
@@ -220,9 +236,14 @@ class TaskStore(abc.ABC):
     ) -> pb.TaskPushNotificationConfig | None: ...
 
     @abc.abstractmethod
+    async def list_push_targets(self, scope: Scope, task_id: str) -> builtins.list[PushTarget]:
+        """The task's push configs, each with the generation that stored it."""
+
     async def list_push_configs(
         self, scope: Scope, task_id: str
-    ) -> builtins.list[pb.TaskPushNotificationConfig]: ...
+    ) -> builtins.list[pb.TaskPushNotificationConfig]:
+        """The task's push configs (the 1.0 API's view of `list_push_targets`)."""
+        return [target.config for target in await self.list_push_targets(scope, task_id)]
 
     @abc.abstractmethod
     async def delete_push_config(self, scope: Scope, task_id: str, config_id: str) -> None:

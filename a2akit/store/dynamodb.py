@@ -28,6 +28,7 @@ from a2akit import aws
 from a2akit.clock import epoch_ms
 from a2akit.errors import InvalidParamsError, UnavailableError
 from a2akit.generated import a2a_pb2 as pb
+from a2akit.service_params import SUPPORTED_VERSION
 from a2akit.states import is_terminal
 from a2akit.store import _configs, _events, _leasing, _parts, cursor, table
 from a2akit.store._client import Client, env_client
@@ -46,6 +47,7 @@ from a2akit.store._writes import (
 from a2akit.store.base import (
     DEFAULT_MAX_TASK_BYTES,
     Lease,
+    PushTarget,
     Scope,
     StoredEvent,
     StoredTask,
@@ -55,6 +57,7 @@ from a2akit.store.base import (
     VersionConflictError,
 )
 from a2akit.store.table import Item
+from a2akit.trace import current_traceparent
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.client import DynamoDBClient
@@ -216,14 +219,14 @@ class DynamoDBStore(TaskStore):
         message_id: str | None = None,
         *,
         lease: Lease | None = None,
-        push_configs: Sequence[pb.TaskPushNotificationConfig] = (),
+        push_configs: Sequence[PushTarget] = (),
     ) -> StoredTask:
         pk = table.task_pk(scope, task.id)
         snapshot, puts = self._items(scope, task, events, version=1, first_seq=1, lease=lease)
         put = self._put(snapshot, "attribute_not_exists(pk)")
         claim = self._claim(scope, message_id, task.id)
-        configs = [self._put(_configs.config_item(pk, config, snapshot))
-                   for config in push_configs]
+        configs = [self._put(_configs.config_item(pk, target, snapshot))
+                   for target in push_configs]
         configs += bookkeeping(self.table_name, scope, task, snapshot, None)
         single = [put, *claim, *configs, *puts]
         if table.fits(single):
@@ -399,6 +402,7 @@ class DynamoDBStore(TaskStore):
             self._part_cache.put(pk, snapshot[table.PART_TOKEN]["S"], data)
         table.check_size(snapshot, "the task")
         puts: list[Item] = []
+        traceparent = current_traceparent()  # the push dispatcher goes on with this trace
         for offset, event in enumerate(raw_events):
             seq = first_seq + offset
             item: Item = {
@@ -409,6 +413,8 @@ class DynamoDBStore(TaskStore):
             }
             if expires is not None:
                 item[table.TTL_ATTRIBUTE] = {"N": str(expires)}
+            if traceparent is not None:
+                item[table.TRACEPARENT] = {"S": traceparent}
             # A large event's parts precede it: whoever sees the event can read them.
             puts += [self._put(part) for part in _parts.split(item, "event")]
             table.check_size(item, "an event")
@@ -482,18 +488,17 @@ class DynamoDBStore(TaskStore):
 
 
 
-    async def put_push_config(self, scope: Scope, config: pb.TaskPushNotificationConfig) -> None:
-        await _configs.put_config(self, scope, config)
+    async def put_push_config(self, scope: Scope, config: pb.TaskPushNotificationConfig,
+                              protocol_version: str = SUPPORTED_VERSION) -> None:
+        await _configs.put_config(self, scope, PushTarget(config, protocol_version))
 
     async def get_push_config(
         self, scope: Scope, task_id: str, config_id: str
     ) -> pb.TaskPushNotificationConfig | None:
         return await _configs.get_config(self, scope, task_id, config_id)
 
-    async def list_push_configs(
-        self, scope: Scope, task_id: str
-    ) -> builtins.list[pb.TaskPushNotificationConfig]:
-        return await _configs.list_configs(self, scope, task_id)
+    async def list_push_targets(self, scope: Scope, task_id: str) -> builtins.list[PushTarget]:
+        return await _configs.list_targets(self, scope, task_id)
 
     async def delete_push_config(self, scope: Scope, task_id: str, config_id: str) -> None:
         await _configs.delete_config(self, scope, task_id, config_id)

@@ -21,6 +21,7 @@ import threading
 from collections.abc import Iterator, Sequence
 
 from a2akit.generated import a2a_pb2 as pb
+from a2akit.service_params import SUPPORTED_VERSION
 from a2akit.states import is_terminal
 from a2akit.store import cursor
 from a2akit.store.base import (
@@ -28,6 +29,7 @@ from a2akit.store.base import (
     DuplicateMessageError,
     Lease,
     LeaseLostError,
+    PushTarget,
     Scope,
     StoredEvent,
     StoredTask,
@@ -49,7 +51,8 @@ class _Record:
     context_id: str
     state: int
     lease: Lease | None = None
-    configs: dict[str, bytes] = dataclasses.field(default_factory=dict)
+    # config id -> (the config, serialized; the generation that stored it: PushTarget)
+    configs: dict[str, tuple[bytes, str]] = dataclasses.field(default_factory=dict)
     cancel_requested: bool = False
 
     def stored(self) -> StoredTask:
@@ -95,7 +98,7 @@ class MemoryStore(TaskStore):
         message_id: str | None = None,
         *,
         lease: Lease | None = None,
-        push_configs: Sequence[pb.TaskPushNotificationConfig] = (),
+        push_configs: Sequence[PushTarget] = (),
     ) -> StoredTask:
         key = _key(scope, task.id)
         raw, raw_events = task.SerializeToString(), [e.SerializeToString() for e in events]
@@ -107,8 +110,9 @@ class MemoryStore(TaskStore):
             record = _Record(raw, 1, raw_events,
                              cursor.position(task), task.context_id, task.status.state,
                              _held(task, lease))
-            for config in push_configs:
-                record.configs[config.id] = config.SerializeToString()
+            for target in push_configs:
+                record.configs[target.config.id] = (target.config.SerializeToString(),
+                                                    target.protocol_version)
             self._tasks[key] = record
             self._index(scope, record)
             stored = record.stored()
@@ -249,27 +253,27 @@ class MemoryStore(TaskStore):
         token = cursor.encode(cursor.Position(*page[-1])) if start > low and page else ""
         return TaskPage([_task(raw) for raw in raws], token, total, leases)
 
-    async def put_push_config(self, scope: Scope, config: pb.TaskPushNotificationConfig) -> None:
+    async def put_push_config(self, scope: Scope, config: pb.TaskPushNotificationConfig,
+                              protocol_version: str = SUPPORTED_VERSION) -> None:
         with self._lock:
             record = self._tasks.get(_key(scope, config.task_id))
             if record is not None:
-                record.configs[config.id] = config.SerializeToString()
+                record.configs[config.id] = (config.SerializeToString(), protocol_version)
 
     async def get_push_config(
         self, scope: Scope, task_id: str, config_id: str
     ) -> pb.TaskPushNotificationConfig | None:
         with self._lock:
             record = self._tasks.get(_key(scope, task_id))
-            raw = None if record is None else record.configs.get(config_id)
-        return None if raw is None else pb.TaskPushNotificationConfig.FromString(raw)
+            found = None if record is None else record.configs.get(config_id)
+        return None if found is None else pb.TaskPushNotificationConfig.FromString(found[0])
 
-    async def list_push_configs(
-        self, scope: Scope, task_id: str
-    ) -> builtins.list[pb.TaskPushNotificationConfig]:
+    async def list_push_targets(self, scope: Scope, task_id: str) -> builtins.list[PushTarget]:
         with self._lock:
             record = self._tasks.get(_key(scope, task_id))
-            raws = [] if record is None else list(record.configs.values())
-        return [pb.TaskPushNotificationConfig.FromString(raw) for raw in raws]
+            found = [] if record is None else list(record.configs.values())
+        return [PushTarget(pb.TaskPushNotificationConfig.FromString(raw), version)
+                for raw, version in found]
 
     async def delete_push_config(self, scope: Scope, task_id: str, config_id: str) -> None:
         with self._lock:

@@ -7,7 +7,8 @@ scopes share a key (docs/store.md):
 
     pk                          sk                      what
     <scope>#TASK#<task id>      TASK                    snapshot (task, version, last_seq; lpk/lsk)
-    <scope>#TASK#<task id>      EV#<seq, 20 digits>     one event (StreamResponse bytes)
+    <scope>#TASK#<task id>      EV#<seq, 20 digits>     one event (StreamResponse bytes;
+                                                        `traceparent` of the write)
     <scope>#TASK#<task id>      PUSH#<config id>        one push notification config
     <scope>#MSG#<message id>    MSG                     idempotency claim: the task id
     <scope>#TASK#<task id>      PART#<token>#<i>        part i of a split snapshot or event
@@ -75,9 +76,11 @@ __all__ = [
     "PART_TOKEN",
     "PK",
     "PUSH_PREFIX",
+    "PUSH_PROTOCOL",
     "RETIRE_PREFIX",
     "SK",
     "SNAPSHOT_SK",
+    "TRACEPARENT",
     "TTL_ATTRIBUTE",
     "WRITER",
     "WRITER_UNTIL",
@@ -155,11 +158,17 @@ RETIRE_PREFIX = "RETIRE#"
 SNAPSHOT_SK = "TASK"
 MESSAGE_SK = "MSG"
 PUSH_PREFIX = "PUSH#"
+# S, on a push config item: the protocol generation of the call that stored it when it is
+# not 1.0 ("0.3"); absent: 1.0 (store.base.PushTarget).
+PUSH_PROTOCOL = "protocol_version"
 EVENT_PREFIX = "EV#"
 _SEQ_DIGITS = 20
 # The parts of a split item: `PART#` does not start with `EV#`, so the push stream's filter
 # never takes a part for an event, and no event query reads one.
 PART_PREFIX = "PART#"
+# S, on an event item: the W3C `traceparent` of the hop that wrote it (a2akit.trace), so the
+# push dispatcher, which sees only the table's stream, continues the task's trace.
+TRACEPARENT = "traceparent"
 PARTS = "parts"  # N: how many parts the item's bytes are in (the item holds the first)
 PART_TOKEN = "part_token"  # S: the token in the sort keys of its other parts
 

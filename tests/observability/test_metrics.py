@@ -25,7 +25,7 @@ from a2akit.push.sender import RetryPolicy, Sender
 from a2akit.settings import Settings
 from a2akit.states import status_event
 from a2akit.store._errors import DynamoDBError, translated
-from a2akit.store.base import Scope, VersionConflictError
+from a2akit.store.base import PushTarget, Scope, VersionConflictError
 from a2akit.store.memory import MemoryStore
 from tests.observability.lines import metrics_named
 from tests.support.harness import ANON, grpc_server, memory_operations
@@ -97,6 +97,9 @@ def test_a_throttled_store_call_is_counted_by_operation(
         raise missing
     (document,) = metrics_named(_documents(capsys), "DynamoDBThrottles")
     assert (document["Operation"], document["DynamoDBThrottles"]) == ("get_item", 1)
+    # Also under Service alone: the stack's alarm reads that rollup (alarms cannot SEARCH).
+    (directive,) = document["_aws"]["CloudWatchMetrics"]
+    assert directive["Dimensions"] == [["Service", "Operation"], ["Service"]]
 
 
 async def test_push_retries_and_deliveries_with_the_trace(
@@ -109,7 +112,7 @@ async def test_push_retries_and_deliveries_with_the_trace(
         hook.plan(503, 200)
         config = pb.TaskPushNotificationConfig(id="p1", task_id="t-push", url=hook.url(),
                                                token="secret-token")
-        await store.create(SCOPE, task, [event], push_configs=[config])
+        await store.create(SCOPE, task, [event], push_configs=[PushTarget(config)])
         sender = Sender(Policy.from_settings(Settings(push_allow_http=True,
                                                       push_allow_cidrs=("127.0.0.1/32",))),
                         RetryPolicy(attempts=3, backoff_seconds=0.01))

@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from a2akit.store import table
+from a2akit.store.dynamodb import make_client
 from scripts.dynamodb_local import CREDENTIALS
 from tests.support import moto
 from tests.support.webhooks import Authority, Receiver
@@ -32,6 +34,19 @@ def tls_receiver(authority: Authority) -> Iterator[Receiver]:
     """HTTPS with a certificate valid for hook.test and 127.0.0.1 only."""
     with Receiver(tls=authority.server_context("hook.test")) as hook:
         yield hook
+
+
+@pytest.fixture
+def table_name(ddb_endpoint: str) -> Iterator[str]:
+    """A fresh table with its stream, as the stack makes it: its stream holds only this
+    test's records."""
+    name = f"push-{uuid.uuid4().hex[:10]}"
+    client = make_client(ddb_endpoint, "us-east-1")
+    client.create_table(**table.create_table_kwargs(name))
+    client.get_waiter("table_exists").wait(TableName=name)
+    yield name
+    client.delete_table(TableName=name)
+    client.close()
 
 
 @pytest.fixture

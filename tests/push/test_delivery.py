@@ -98,9 +98,11 @@ async def _jsonrpc(ops: Operations) -> AsyncIterator[httpx.AsyncClient]:
         yield client
 
 
-async def _call(client: httpx.AsyncClient, method: str, params: dict[str, Any]) -> Any:
-    reply = await client.post("/", headers=V1, json={"jsonrpc": "2.0", "id": 1,
-                                                     "method": method, "params": params})
+async def _call(client: httpx.AsyncClient, method: str, params: dict[str, Any],
+                headers: dict[str, str] | None = None) -> Any:
+    reply = await client.post("/", headers={**V1, **(headers or {})},
+                              json={"jsonrpc": "2.0", "id": 1, "method": method,
+                                    "params": params})
     body = reply.json()
     assert "result" in body, body
     return body["result"]
@@ -120,14 +122,16 @@ async def _completed(client: httpx.AsyncClient, task_id: str) -> None:
     await _reached(client, task_id, "TASK_STATE_COMPLETED")
 
 
-async def _send(binding: str, ops: Operations, params: dict[str, Any]) -> str:
-    """SendMessage through `binding`; the task id."""
+async def _send(binding: str, ops: Operations, params: dict[str, Any],
+                headers: dict[str, str] | None = None) -> str:
+    """SendMessage through `binding` (with these headers, or metadata); the task id."""
     if binding == "jsonrpc":
         async with _jsonrpc(ops) as client:
-            return str((await _call(client, "SendMessage", params))["task"]["id"])
+            return str((await _call(client, "SendMessage", params, headers))["task"]["id"])
     async with grpc_server(ops) as server:
         request = protojson.from_json(params, pb.SendMessageRequest)
-        response = await server.stub.SendMessage(request, metadata=(("a2a-version", "1.0"),))
+        metadata = (("a2a-version", "1.0"), *(headers or {}).items())
+        response = await server.stub.SendMessage(request, metadata=metadata)
         return str(response.task.id)
 
 

@@ -14,7 +14,6 @@ import importlib
 import json
 import sys
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -25,7 +24,6 @@ from a2akit.runtime import build_operations
 from a2akit.settings import ENV, STREAM, Settings
 from a2akit.store import table
 from a2akit.store.base import Scope
-from a2akit.store.dynamodb import make_client
 from infra.push_filter import PUSH_FILTER_PATTERN
 from scripts.dynamodb_local import CREDENTIALS
 from tests.push.conftest import DeadLetterQueue
@@ -48,19 +46,6 @@ class _Context:
 
     def get_remaining_time_in_millis(self) -> int:
         return int(self.seconds * 1000)
-
-
-@pytest.fixture
-def table_name(ddb_endpoint: str) -> Iterator[str]:
-    """A fresh table with its stream, as the stack makes it: its stream holds only this
-    test's records."""
-    name = f"push-{uuid.uuid4().hex[:10]}"
-    client = make_client(ddb_endpoint, "us-east-1")
-    client.create_table(**table.create_table_kwargs(name))
-    client.get_waiter("table_exists").wait(TableName=name)
-    yield name
-    client.delete_table(TableName=name)
-    client.close()
 
 
 def _front_door(ddb_endpoint: str, table_name: str) -> Settings:
@@ -162,6 +147,50 @@ async def test_every_event_reaches_the_webhook_in_order_through_the_stream_dispa
         assert request.headers["content-type"] == "application/a2a+json"
         assert request.headers["authorization"] == "Bearer webhook-secret"
         assert request.headers["x-a2a-notification-token"] == "notify-token"
+
+
+async def test_the_webhooks_and_lines_of_the_stream_dispatcher_continue_the_door_trace(
+        ddb_endpoint: str, table_name: str, dead_letters: DeadLetterQueue,
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """The caller's `traceparent` (JSON-RPC header, gRPC metadata) reaches the door; the
+    events its task writes keep that trace in the table, so the dispatcher, reading only the
+    stream, continues it: each webhook's `traceparent` and each of its lines about the task
+    carry the door's trace id, under a span of the dispatcher's own."""
+    settings = _front_door(ddb_endpoint, table_name)
+    traces = {"jsonrpc": uuid.uuid4().hex, "grpc": uuid.uuid4().hex}
+    caller_span = "b7ad6b7169203331"
+    monkeypatch.setenv(ENV.LOG_LEVEL, "DEBUG")
+    with Receiver() as hook:
+        ops = build_operations(settings, agent=_Quick())
+        try:
+            tasks = {await _send(binding, ops, send_params("one two", push_config=_config(hook)),
+                                 {"traceparent": f"00-{trace_id}-{caller_span}-01"}): trace_id
+                     for binding, trace_id in traces.items()}
+        finally:
+            await ops.close()
+        event = await _records(ddb_endpoint, table_name)
+        passed = [record for record in event["Records"] if matches(PUSH_FILTER_PATTERN, record)]
+        capsys.readouterr()  # the door's lines: only the dispatcher's are read below
+        async with _Dispatcher(monkeypatch, ddb_endpoint, table_name, dead_letters) as dispatcher:
+            assert await dispatcher.handle({"Records": passed}) == {"batchItemFailures": []}
+        received = hook.requests
+    assert len(received) == len(passed)
+    spans = set()
+    for request in received:
+        version, trace_id, span_id, flags = request.headers["traceparent"].split("-")
+        assert (version, trace_id, flags) == ("00", tasks[_task_of(json.loads(request.body))],
+                                              "01")
+        assert span_id != caller_span
+        spans.add(span_id)
+    output = capsys.readouterr()
+    lines = [json.loads(text) for text in (output.out + output.err).splitlines()
+             if text.startswith("{")]
+    about = [line for line in lines if line.get("task_id") in tasks]
+    assert {line["task_id"] for line in about} == set(tasks)
+    for line in about:  # log lines (stderr) and metric lines (stdout, PushDelivered)
+        assert line.get("trace_id") == tasks[line["task_id"]], line
+    # The webhook's parent span is the dispatcher's, which its log lines name.
+    assert spans <= {line["span_id"] for line in about if "span_id" in line}
 
 
 async def test_unfiltered_records_deliver_the_same_events_once(

@@ -62,3 +62,22 @@ def test_an_event_record_this_kit_did_not_write_is_refused() -> None:
     record["dynamodb"]["Keys"]["pk"] = {"S": "somebody-else#key"}
     with pytest.raises(ValueError):
         delivery(record)
+
+
+TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
+
+def test_an_event_item_carries_the_trace_of_the_write_that_made_it() -> None:
+    found = delivery(_record("INSERT", table.event_sk(3),
+                             {**_event_image(), table.TRACEPARENT: {"S": TRACEPARENT}}))
+    assert found is not None and found.traceparent == TRACEPARENT
+    # The head of a large event: read whole from the store later, under the same trace.
+    large = delivery(_record("INSERT", table.event_sk(4), {
+        **_event_image(4), table.PARTS: {"N": "2"}, table.PART_TOKEN: {"S": "ab"},
+        table.TRACEPARENT: {"S": TRACEPARENT}}))
+    assert large is not None and large.traceparent == TRACEPARENT
+
+
+def test_an_event_item_written_without_a_trace_is_delivered_without_one() -> None:
+    found = delivery(_record("INSERT", table.event_sk(3), _event_image()))
+    assert found is not None and found.traceparent is None
