@@ -33,6 +33,7 @@ from a2akit.errors import A2AError, InternalError, MethodNotFoundError
 from a2akit.operations import Operations
 from a2akit.service_params import LEGACY_VERSION
 from handlers.http_call import begin_http_request, resolve_http_call
+from handlers.jsonrpc_app import error_response
 from handlers.sse import SSE_HEADERS, Framing, sse_frames
 
 __all__ = ["JsonRpc03"]
@@ -136,13 +137,7 @@ class JsonRpc03:
                                  media_type="text/event-stream")
 
     def _error(self, error: A2AError, request_id: _Id) -> Response:
-        headers = {}
-        if error.retry_after_seconds is not None:
-            headers["Retry-After"] = str(error.retry_after_seconds)
-        if error.http_status == 401:
-            headers["WWW-Authenticate"] = self.challenge
-        return Response(json03.dumps(error_body(error, request_id)),
-                        status_code=error.http_status, media_type=JSON, headers=headers)
+        return error_response(error, error_body(error, request_id), self.challenge)
 
 
 def _extension_headers(call: Call) -> dict[str, str]:

@@ -46,7 +46,7 @@ from handlers.sse import SSE_HEADERS, Framing, sse_frames
 if TYPE_CHECKING:
     from handlers.jsonrpc03 import JsonRpc03
 
-__all__ = ["AGENT_CARD_PATH", "JSON", "create_app", "error_json"]
+__all__ = ["AGENT_CARD_PATH", "JSON", "create_app", "error_json", "error_response"]
 
 log = logging.getLogger("a2akit.jsonrpc")
 
@@ -70,14 +70,16 @@ def error_json(error: A2AError) -> bytes:
     return _dumps(_error_body(error, None))
 
 
-def _error_response(error: A2AError, request_id: _Id, challenge: str) -> Response:
+def error_response(error: A2AError, body: dict[str, Any], challenge: str) -> Response:
+    """The HTTP response that carries the JSON-RPC error `body` (either generation's): the
+    error's HTTP status, Retry-After when it has one, WWW-Authenticate on a 401."""
     headers = {}
     if error.retry_after_seconds is not None:
         headers["Retry-After"] = str(error.retry_after_seconds)
     if error.http_status == 401:
         headers["WWW-Authenticate"] = challenge  # names the configured schemes
-    return Response(_dumps(_error_body(error, request_id)), status_code=error.http_status,
-                    media_type=JSON, headers=headers)
+    return Response(_dumps(body), status_code=error.http_status, media_type=JSON,
+                    headers=headers)
 
 
 class _JsonRpc:
@@ -148,10 +150,11 @@ class _JsonRpc:
                                      headers={**headers, **SSE_HEADERS},
                                      media_type="text/event-stream")
         except A2AError as error:
-            return _error_response(error, request_id, self.challenge)
+            return error_response(error, _error_body(error, request_id), self.challenge)
         except Exception:
             log.exception("unexpected failure in JSON-RPC request")
-            return _error_response(InternalError(), request_id, self.challenge)
+            return error_response(InternalError(), _error_body(InternalError(), request_id),
+                                  self.challenge)
 
 
 def create_app(operations: Operations) -> Starlette:

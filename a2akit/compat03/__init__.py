@@ -9,5 +9,6 @@
     calls.py     `Calls03`: pb03 in, pb03 out, used by both 0.3 bindings
     json03.py    the 0.3 JSON-RPC codec (0.3 schema JSON <-> pb03); `task_payload` for push
 
-Nothing here is imported by the 1.0 path: a binding loads it for a 0.3 request or service.
+No 1.0 operation imports anything here: a binding loads it for a 0.3 request or service,
+and the agent card routes on their first GET (the 1.0 card carries the 0.3 keys too).
 """

@@ -13,6 +13,7 @@ Codes are the catalogue's on both bindings. What differs for 0.3:
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from google.rpc import status_pb2
@@ -63,9 +64,20 @@ def jsonrpc_data(error: A2AError) -> dict[str, str]:
             **{key: value for key, value in error.metadata.items() if key != "reason"}}
 
 
+# A state named in a message ("The task is already TASK_STATE_COMPLETED"), as the 1.0 enum
+# spells it; a 0.3 JSON-RPC caller knows the state as `completed`.
+_STATE_NAME = re.compile(r"\bTASK_STATE_([A-Z]+(?:_[A-Z]+)*)\b")
+
+
+def _json_states(text: str) -> str:
+    return _STATE_NAME.sub(lambda match: match.group(1).lower().replace("_", "-"), text)
+
+
 def jsonrpc_error(error: A2AError) -> dict[str, Any]:
-    """The `error` member of a 0.3 JSON-RPC response."""
-    return {"code": error.jsonrpc_code, "message": error.message, "data": jsonrpc_data(error)}
+    """The `error` member of a 0.3 JSON-RPC response; states in its message are named as
+    0.3 JSON names them."""
+    return {"code": error.jsonrpc_code, "message": _json_states(error.message),
+            "data": jsonrpc_data(error)}
 
 
 def grpc_status(error: A2AError) -> status_pb2.Status:

@@ -117,6 +117,8 @@ def test_cancel(connect: Any) -> None:
     assert canceled["kind"] == "task" and canceled["status"]["state"] == "canceled"
     again = greeter.error("tasks/cancel", {"id": task["id"]})
     assert again["code"] == -32002 and again["data"]["reason"] == "TASK_NOT_CANCELABLE"
+    # The state as a 0.3 caller names it, not the 1.0 enum's TASK_STATE_CANCELED.
+    assert again["message"].endswith(" canceled"), again["message"]
     assert greeter.error("tasks/cancel", {"id": "nope"})["code"] == -32001
 
 

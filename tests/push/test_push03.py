@@ -37,6 +37,7 @@ from tests.push.test_delivery import (
     _stored_events,
 )
 from tests.push.test_stream_dispatcher import _Dispatcher, _front_door, _records
+from tests.support.grpc03 import open_env03
 from tests.support.harness import memory_operations
 from tests.support.messages import send_params
 from tests.support.webhooks import Received, Receiver
@@ -198,3 +199,33 @@ async def test_stream_a_0_3_config_gets_the_0_3_task_and_a_1_0_config_the_stream
     assert bodies[-1]["contextId"] == stored.task.context_id
     assert dead_letters.records() == []
 
+
+
+@pytest.mark.parametrize("binding", ["jsonrpc", "grpc"])
+async def test_a_config_set_through_a_0_3_binding_gets_0_3(
+        gated: tuple[Operations, _Gated], binding: str) -> None:
+    """The generation comes from the binding that took the request: `tasks/pushNotification
+    Config/set` without a version header, or CreateTaskPushNotificationConfig on `a2a.v1`."""
+    ops, gate = gated
+    with Receiver() as hook:
+        async with _jsonrpc(ops) as client:
+            task = (await _call(client, "SendMessage", send_params("x", immediately=True)))["task"]
+            if binding == "jsonrpc":
+                reply = await client.post("/", json={  # no A2A-Version: a 0.3 caller
+                    "jsonrpc": "2.0", "id": 7, "method": "tasks/pushNotificationConfig/set",
+                    "params": {"taskId": task["id"], "pushNotificationConfig": {
+                        "url": hook.url("/v03"), "token": "token-03", "authentication": {
+                            "schemes": ["Bearer"], "credentials": "secret-03"}}}})
+                assert reply.json()["result"]["taskId"] == task["id"], reply.text
+            else:
+                async with open_env03(ops) as env:
+                    await env.stub.CreateTaskPushNotificationConfig(
+                        pb03.CreateTaskPushNotificationConfigRequest(
+                            parent=f"tasks/{task['id']}", config=pb03.TaskPushNotificationConfig(
+                                push_notification_config=_config03(hook))))
+            gate.go.set()
+            await _completed(client, task["id"])
+        await _settled(ops)
+        v10, v03 = _split(hook)
+    assert v10 == []
+    assert _check_03(v03, task["id"])[-1]["status"]["state"] == "completed"
