@@ -47,9 +47,9 @@ DISPATCHER_TIMEOUT_SECONDS = 300
 ITERATOR_AGE_ALARM_SECONDS = 60
 # The dispatcher only reads the store: a task's configs (Query on its partition key), one
 # config (GetItem) and, for a config a 0.3 caller created, the task (GetItem; the parts of a
-# large one by BatchGetItem). No writes: delivery state lives in the invocation, failures in
-# the queue.
-READ_ACTIONS = ("dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:Query")
+# large one by Query). No writes: delivery state lives in the invocation, failures in the
+# queue.
+READ_ACTIONS = ("dynamodb:GetItem", "dynamodb:Query")
 
 # The stream mapping. Records of one partition key (one task) are processed in order even
 # with a parallelization factor above 1, so a task's notifications keep their order while one

@@ -52,17 +52,17 @@ async def event(store: DynamoDBStore, scope: Scope, task_id: str,
     item = response.get("Item")
     if item is None:
         return None
-    # The push dispatcher's read, its parts by Query (its role: infra/push.py READ_ACTIONS).
-    if not await _parts.join_by_query(store._call, store._client, store.table_name, item,
-                                      "event"):
-        raise InternalError("a stored event is missing a part")
+    await _join(store, [item])
     return pb.StreamResponse.FromString(item["event"]["B"])
 
 
 async def _join(store: DynamoDBStore, items: list[Item]) -> None:
-    """Join the parts of the large events among `items`, which live as long as they do."""
-    if await _parts.join(store._call, store._client, store.table_name, items, "event"):
-        raise InternalError("a stored event is missing a part")
+    """Join the parts of the large events among `items`, which live as long as they do: by
+    Query, one event at a time (rare: an event over 400 KB), as every role may."""
+    for item in items:
+        if not await _parts.join_by_query(store._call, store._client, store.table_name, item,
+                                          "event"):
+            raise InternalError("a stored event is missing a part")
 
 
 async def last_seq(store: DynamoDBStore, pk: str, floor: int) -> int:

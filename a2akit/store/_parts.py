@@ -171,14 +171,19 @@ async def join(call: Call, client: Any, table_name: str, items: Sequence[Item],
 
 
 async def join_by_query(call: Call, client: Any, table_name: str, item: Item,
-                        attribute: str) -> bool:
-    """`join` for one item, its parts read by `Query` (strongly consistent, 1 MB a page)
-    rather than BatchGetItem: for a reader allowed GetItem and Query only (the push
-    dispatcher). Returns False when its parts are gone."""
+                        attribute: str, cache: Cache | None = None) -> bool:
+    """`join` for one item: from `cache`, or its parts read by `Query` (strongly
+    consistent, 1 MB a page) rather than BatchGetItem, then kept in `cache`. Every role may
+    Query (infra/table.py, infra/push.py); only the door may BatchGetItem, for a page of
+    listed tasks. Returns False when its parts are gone."""
     where = ref(item)
     if where is None:
         return True
     pk, token, count = where
+    known = None if cache is None else cache.get(pk, token)
+    if known is not None:
+        _whole(item, attribute, known)
+        return True
     kwargs: Item = {
         "TableName": table_name,
         "KeyConditionExpression": "pk = :pk AND begins_with(sk, :p)",
@@ -195,7 +200,10 @@ async def join_by_query(call: Call, client: Any, table_name: str, item: Item,
         kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
     if len(chunks) != count - 1:
         return False
-    _whole(item, attribute, b"".join([item[attribute]["B"], *chunks]))
+    data = b"".join([item[attribute]["B"], *chunks])
+    if cache is not None:
+        cache.put(pk, token, data)
+    _whole(item, attribute, data)
     return True
 
 

@@ -190,8 +190,8 @@ class DynamoDBStore(TaskStore):
             if item is None:
                 return None
             parts = _parts.ref(item)
-            if not await _parts.join(self._call, self._client, self.table_name, [item],
-                                     "task", self._part_cache):
+            if await _parts.join_by_query(self._call, self._client, self.table_name, item,
+                                          "task", self._part_cache):
                 return self._stored(pk, item, parts)
             response = await self._call(
                 self._client.get_item, TableName=self.table_name,

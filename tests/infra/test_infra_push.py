@@ -218,8 +218,7 @@ def test_the_dispatcher_only_reads_the_table_and_sends_to_its_queues(
         for action in as_list(statement["Action"]):
             granted.setdefault(action, []).extend(as_list(statement["Resource"]))
     table_arn = {"Fn::GetAtt": [table_id, "Arn"]}
-    assert sorted(READ_ACTIONS) == ["dynamodb:BatchGetItem", "dynamodb:GetItem",
-                                    "dynamodb:Query"]
+    assert sorted(READ_ACTIONS) == ["dynamodb:GetItem", "dynamodb:Query"]
     assert {action: granted[action] for action in READ_ACTIONS} == {
         action: [table_arn] for action in READ_ACTIONS}
     assert {action: granted[action] for action in _STREAM_READ} == {

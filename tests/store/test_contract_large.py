@@ -24,6 +24,7 @@ from a2akit.store.base import DEFAULT_MAX_TASK_BYTES, Scope, TaskQuery, TaskStor
 from a2akit.store.dynamodb import DynamoDBStore
 from handlers.jsonrpc_app import create_app
 from tests.jsonrpc.client import AsgiClient
+from tests.store.conftest import TABLE
 from tests.store.test_contract import make_task, status_event, task_event
 from tests.support.messages import user_message
 
@@ -258,3 +259,26 @@ def test_an_echo_over_the_limit_is_refused_through_jsonrpc_with_nothing_stored(
         assert done["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
     finally:
         client.close()
+
+
+@pytest.mark.anyio
+async def test_reading_one_large_task_takes_only_what_every_role_may(
+        own_client: Any, scope: Scope) -> None:
+    """The worker, the sweeper and the push dispatcher read a large task and its events with
+    the actions of their roles (infra: RUN, SWEEP, the dispatcher's reads): GetItem and Query,
+    no BatchGetItem, which only the door has (a page of listed tasks). A store of its own, so
+    no part is cached from the write."""
+    from infra.push import READ_ACTIONS
+    from infra.table import RUN_ACTIONS, SWEEP_ACTIONS
+
+    task = echo_task("big-read", 600 * KB)
+    events = [task_event(task), status_event("big-read", pb.TASK_STATE_COMPLETED)]
+    await DynamoDBStore(TABLE, own_client).create(scope, task, events, message_id="m1")
+    made: list[str] = []
+    own_client.meta.events.register(
+        "before-call.dynamodb.*", lambda model, **_: made.append(f"dynamodb:{model.name}"))
+    reader = DynamoDBStore(TABLE, own_client)
+    got = await reader.get(scope, task.id)
+    assert got is not None and got.task == task
+    assert [e.event for e in await reader.events_after(scope, task.id, 0)] == events
+    assert made and set(made) <= set(RUN_ACTIONS) & set(SWEEP_ACTIONS) & set(READ_ACTIONS), made

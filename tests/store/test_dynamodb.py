@@ -89,7 +89,7 @@ async def test_an_item_over_400_kb_is_split_and_one_that_fits_is_not(
         calls.clear()
         got = await DynamoDBStore(TABLE, ddb_client).get(scope, "over")
         assert got is not None and got.task == over
-        assert dict(calls) == {"GetItem": 1, "BatchGetItem": 1}  # and its parts in one call
+        assert dict(calls) == {"GetItem": 1, "Query": 1}  # and its parts in one call
         calls.clear()
         # The store that wrote it knows the bytes of its parts (never overwritten): a
         # runner's own reads of its task (its cancel watch, its renewals) read no parts.
