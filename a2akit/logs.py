@@ -32,6 +32,8 @@ from collections.abc import Mapping
 from random import getrandbits
 from typing import Any
 
+from a2akit.settings import ENV
+
 __all__ = [
     "AGENT_LOGGER",
     "begin",
@@ -56,8 +58,11 @@ _service = "local"
 
 
 def service_name(default: str) -> str:
-    """The name this process reports as: the Lambda function's, else `default`."""
-    return os.environ.get("AWS_LAMBDA_FUNCTION_NAME") or default
+    """The name this process reports as: the Lambda function's, else POWERTOOLS_SERVICE_NAME
+    (Powertools' variable; the stack sets it on the gRPC container, whose default would be
+    the same in every stack), else `default`."""
+    return (os.environ.get("AWS_LAMBDA_FUNCTION_NAME") or os.environ.get(ENV.SERVICE_NAME)
+            or default)
 
 
 def fields() -> Mapping[str, str]:

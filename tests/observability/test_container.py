@@ -1,7 +1,8 @@
 """The gRPC container as a process (`python -m grpc_service`), in queue mode with no worker:
 its lines for a SendMessage carry the caller's trace from the gRPC metadata and the task id,
 and its in-process sweeper ends the task FAILED when the queue's lease expires, writing
-LeaseExpired and TasksEnded{State=FAILED} with the task id."""
+LeaseExpired and TasksEnded{State=FAILED} with the task id. Every line and metric names the
+service the environment gives it (POWERTOOLS_SERVICE_NAME, as the stack sets it)."""
 
 from __future__ import annotations
 
@@ -20,13 +21,17 @@ from tests.support.moto import client as aws_client
 
 pytestmark = pytest.mark.slow
 
+# What the stack sets (infra/grpc_service.py): unique to the stack, unlike the default "grpc".
+SERVICE = "A2AKit-test-grpc"
+
 
 def test_the_container_logs_the_trace_and_its_sweeper_counts_the_expired_lease(
         ddb_endpoint: str, moto_endpoint: str, tmp_path: Path) -> None:
     queue_url, _ = make_queues(aws_client("sqs", moto_endpoint))
     env = kit_env(ddb_endpoint, "a2akit.examples.echo:agent", A2A_EXECUTION="queue",
                   A2A_QUEUE_URL=queue_url, AWS_ENDPOINT_URL_SQS=moto_endpoint,
-                  A2A_QUEUE_GRACE_SECONDS="1", LOG_LEVEL="DEBUG")
+                  A2A_QUEUE_GRACE_SECONDS="1", LOG_LEVEL="DEBUG",
+                  POWERTOOLS_SERVICE_NAME=SERVICE)
     trace_id = uuid.uuid4().hex
     log = tmp_path / "grpc.log"
     with container(env, log) as (_, stub):
@@ -45,10 +50,11 @@ def test_the_container_logs_the_trace_and_its_sweeper_counts_the_expired_lease(
         assert got.status.state == pb.TASK_STATE_FAILED
     lines, other = json_lines(log)
     assert other == []
-    assert all(line["service"] == "grpc" for line in lines if "_aws" not in line)
+    assert lines and all(line["service"] == SERVICE for line in lines if "_aws" not in line)
+    assert all(doc["Service"] == SERVICE for doc in lines if "_aws" in doc)
     (expired,) = [doc for doc in metrics_named(lines, "LeaseExpired")
                   if doc["task_id"] == task.id]
-    assert expired["LeaseExpired"] == 1 and expired["Service"] == "grpc"
+    assert expired["LeaseExpired"] == 1 and expired["Service"] == SERVICE
     (ended,) = [doc for doc in metrics_named(lines, "TasksEnded") if doc["task_id"] == task.id]
     assert (ended["State"], ended["TasksEnded"]) == ("FAILED", 1)
     # The sweep's lines are about the task; the SendMessage's carry the caller's trace.
