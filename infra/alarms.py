@@ -1,8 +1,8 @@
 """Alarms on the signals that mean callers are failing or about to: errors and latency at the
 door, throttles, tasks waiting on the queue or running into the worker's timeout, a failing
 sweeper, unhealthy or saturated gRPC tasks, and (with push) failed deliveries and a stuck
-stream; from the kit's own metrics (infra/kit_metrics.py), the share of tasks that failed,
-lease expiries and the store's throttled calls."""
+stream; from the kit's own metrics (infra/kit_metrics.py) of each function and the gRPC
+container, the share of tasks that failed, lease expiries and the store's throttled calls."""
 
 from __future__ import annotations
 
@@ -106,33 +106,34 @@ class Alarms(Construct):
             self._add_push(push)
         if grpc is not None:
             self._add_grpc(grpc)
-        self._add_kit(function, sweeper, worker, push)
+        self._add_kit(function, sweeper, worker, grpc, push)
 
     def _add_kit(self, door: lambda_.IFunction, sweeper: lambda_.IFunction,
-                 worker: QueueWorker | None, push: PushDispatcher | None) -> None:
-        """The kit's metrics of each function (Service = its name). The gRPC container writes
-        them too, as Service "grpc", the same in every stack: not alarmed here."""
-        runners = {"door": door, **({"worker": worker.function} if worker else {})}
-        # The functions that end tasks as they run them; the sweeper ends them FAILED only,
+                 worker: QueueWorker | None, grpc: GrpcService | None,
+                 push: PushDispatcher | None) -> None:
+        """The kit's metrics of each process (Service = the function's name; the container's
+        is the stack's, GrpcService.service_name)."""
+        runners = {"door": door.function_name,
+                   **({"worker": worker.function.function_name} if worker else {}),
+                   **({"grpc": grpc.service_name} if grpc and grpc.runs_agents else {})}
+        # The processes that end tasks as they run them; the sweeper ends them FAILED only,
         # when their lease expired: that is LeaseExpired below.
-        for name, function in runners.items():
-            self._add(f"FailedTasks{name.title()}",
-                      failed_rate(function.function_name, _PERIOD, name),
+        for name, service in runners.items():
+            self._add(f"FailedTasks{name.title()}", failed_rate(service, _PERIOD, name),
                       f"{FAILED_TASK_RATE_ALARM_PERCENT} % or more of the tasks the {name} "
                       "ended failed", threshold=FAILED_TASK_RATE_ALARM_PERCENT)
-        # A runner that stopped renewing its lease: ended by the sweeper or by a reader.
-        settlers = {**runners, "sweeper": sweeper}
-        self._add("LeaseExpired",
-                  total(metrics.LEASE_EXPIRED, {name: function.function_name
-                                                for name, function in settlers.items()},
-                        _PERIOD),
+        # A runner that stopped renewing its lease: ended by the sweeper or by a reader (the
+        # container sweeps in process and reads, whether or not it runs agents).
+        settlers = {**runners, "sweeper": sweeper.function_name,
+                    **({"grpc": grpc.service_name} if grpc else {})}
+        self._add("LeaseExpired", total(metrics.LEASE_EXPIRED, settlers, _PERIOD),
                   "Tasks failed because their runner's lease expired")
         # Throttled store calls the client's retries did not get through (callers saw
         # UNAVAILABLE): the Service-only rollup counts every operation.
-        users = {**settlers, **({"push": push.function} if push else {})}
-        for name, function in users.items():
+        users = {**settlers, **({"push": push.function.function_name} if push else {})}
+        for name, service in users.items():
             self._add(f"StoreThrottles{name.title()}",
-                      kit_metric(metrics.THROTTLES, function.function_name, _PERIOD),
+                      kit_metric(metrics.THROTTLES, service, _PERIOD),
                       f"DynamoDB calls of the {name} throttled past their retries")
 
     def _add_worker(self, worker: QueueWorker) -> None:

@@ -1,7 +1,8 @@
 """One CloudWatch dashboard of the stack's figures: the alarms' states, then a row per part
 (the door, the front function, the queue and its worker, the sweeper, the table, the gRPC
 side, push delivery), each graph holding the metrics the alarms watch and their context,
-and two rows of the kit's own metrics (tasks; the store and refusals: infra/kit_metrics.py)."""
+and two rows of the kit's own metrics of each function and the gRPC container (tasks; the
+store and refusals: infra/kit_metrics.py)."""
 
 from __future__ import annotations
 
@@ -47,36 +48,41 @@ def _function_row(name: str, function: lambda_.IFunction) -> list[cloudwatch.IWi
     ]
 
 
-def _kit_rows(functions: dict[str, lambda_.IFunction]) -> list[list[cloudwatch.IWidget]]:
-    """The kit's metrics of `functions` (name -> function: the door, the worker when there is
-    one, the sweeper, the push dispatcher when there is one), one series per function, or per
-    state, operation or reason (SEARCH)."""
-    names = {name: function.function_name for name, function in functions.items()}
-    runners = {name: service for name, service in names.items() if name in ("door", "worker")}
-    settlers = {name: service for name, service in names.items() if name != "push"}
+def _kit_rows(services: dict[str, str], runners: Sequence[str]) -> list[list[cloudwatch.IWidget]]:
+    """The kit's metrics of `services` (name -> Service: the door, the worker when there is
+    one, the sweeper, the gRPC container and the push dispatcher when there are), one series
+    per process, or per state, operation or reason (SEARCH). `runners`: the names that run
+    agents."""
+    running = {name: services[name] for name in runners}
+    settlers = {name: service for name, service in services.items() if name != "push"}
+    # Whoever writes tasks as it answers or runs them.
+    writers = {name: service for name, service in settlers.items() if name != "sweeper"}
+    doors = {name: service for name, service in services.items() if name in ("door", "grpc")}
     return [
         [
             _graph("Tasks: failed (% of ended)", [failed_rate(service, _PERIOD, name)
-                                                   for name, service in runners.items()]),
+                                                   for name, service in running.items()]),
             _graph("Tasks: ended by state", [
                 search(metrics.TASKS_ENDED, "State", service, _PERIOD)
                 for service in settlers.values()]),
             _graph("Tasks: duration p99 (ms)", [
                 search(metrics.TASK_DURATION, "State", service, _PERIOD, "p99")
-                for service in runners.values()]),
+                for service in running.values()]),
         ],
         [
             _graph("Store: lease expiries, version conflicts", [
                 kit_metric(metrics.LEASE_EXPIRED, service, _PERIOD, label=f"expired {name}")
                 for name, service in settlers.items()], [
                 kit_metric(metrics.CONFLICTS, service, _PERIOD, label=f"conflicts {name}")
-                for name, service in runners.items()]),
+                for name, service in writers.items()]),
             _graph("Store: DynamoDB throttles by operation", [
                 search(metrics.THROTTLES, "Operation", service, _PERIOD)
-                for service in names.values()]),
-            _graph("Door: refused callers", [
-                search(metrics.AUTH_REFUSED, "Reason", names["door"], _PERIOD),
-                kit_metric(metrics.QUOTA_REFUSED, names["door"], _PERIOD, label="quota")]),
+                for service in services.values()]),
+            _graph("Refused callers (door, gRPC)", [
+                metric for name, service in doors.items() for metric in (
+                    search(metrics.AUTH_REFUSED, "Reason", service, _PERIOD),
+                    kit_metric(metrics.QUOTA_REFUSED, service, _PERIOD,
+                               label=f"quota {name}"))]),
         ],
     ]
 
@@ -176,7 +182,12 @@ class Dashboard(Construct):
                     push.failed_batches.metric_approximate_number_of_messages_visible(
                         period=_PERIOD, statistic="Maximum")]),
             ])
-        rows += _kit_rows({"door": jsonrpc.function,
-                           **({"worker": worker.function} if worker else {}),
-                           "sweeper": sweeper, **({"push": push.function} if push else {})})
+        services = {"door": jsonrpc.function.function_name,
+                    **({"worker": worker.function.function_name} if worker else {}),
+                    "sweeper": sweeper.function_name,
+                    **({"grpc": grpc.service_name} if grpc else {}),
+                    **({"push": push.function.function_name} if push else {})}
+        runners = ["door", *(["worker"] if worker else []),
+                   *(["grpc"] if grpc and grpc.runs_agents else [])]
+        rows += _kit_rows(services, runners)
         self.dashboard = cloudwatch.Dashboard(self, "Dashboard", widgets=rows)

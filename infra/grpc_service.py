@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from aws_cdk import Duration, IgnoreMode, RemovalPolicy
+from aws_cdk import Aws, Duration, IgnoreMode, RemovalPolicy
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_ecr_assets as ecr_assets
 from aws_cdk import aws_ecs as ecs
@@ -14,6 +14,8 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_route53 as route53
 from aws_cdk import aws_route53_targets as targets
 from constructs import Construct
+
+from a2akit.settings import ENV
 
 __all__ = ["CPU_TARGET_PERCENT", "GRPC_HEALTH_CHECK_PATH", "HTTPS_PORT", "VPC_CIDR",
            "GrpcService"]
@@ -44,7 +46,9 @@ _IMAGE_EXCLUDE = [
 
 class GrpcService(Construct):
     """Exposes `vpc`, `cluster`, `service`, `task_role`, `load_balancer`, `listener` and
-    `target_group` so the stack can grant, alarm and output."""
+    `target_group` so the stack can grant, alarm and output; `service_name`, the name its
+    logs and metrics report as, and `runs_agents` (False: it enqueues them) for the alarms and
+    the dashboard."""
 
     def __init__(
         self,
@@ -53,6 +57,7 @@ class GrpcService(Construct):
         *,
         project_root: Path,
         environment: Mapping[str, str],
+        runs_agents: bool,
         certificate_arn: str,
         domain_name: str,
         min_tasks: int,
@@ -65,6 +70,11 @@ class GrpcService(Construct):
         memory_mb: int = 512,
     ) -> None:
         super().__init__(scope, construct_id)
+        # Its logs' `service` and its metrics' Service dimension: unique to the stack (in the
+        # account and region), as the functions' generated names are, so two stacks' containers
+        # never mix (AWS::StackName: the name it is deployed under).
+        self.service_name = f"{Aws.STACK_NAME}-grpc"
+        self.runs_agents = runs_agents
         # Two AZs (the ALB's minimum), a NAT gateway in each by default: the tasks need the
         # internet for the JWT issuer's keys (Cognito's JWKS is on its public endpoint, another
         # issuer anywhere), besides ECR, CloudWatch Logs, SQS and Secrets Manager, which
@@ -111,7 +121,7 @@ class GrpcService(Construct):
                 exclude=_IMAGE_EXCLUDE,
                 ignore_mode=IgnoreMode.DOCKER,
             ),
-            environment=dict(environment),
+            environment={**environment, ENV.SERVICE_NAME: self.service_name},
             port_mappings=[ecs.PortMapping(container_port=port)],
             logging=ecs.LogDriver.aws_logs(stream_prefix="grpc", log_group=self.log_group),
             readonly_root_filesystem=True,

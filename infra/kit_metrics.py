@@ -2,10 +2,12 @@
 metrics and expressions, for the alarms and the dashboard: their names, dimensions and
 statistics in the stack come from here and from a2akit.metrics, nowhere else.
 
-Every metric has the dimension `Service`, on Lambda the function's name (so two stacks in one
-account never mix), and at most one more. Alarms cannot SEARCH, so they read metrics by their
-full dimensions: `TasksEnded` per terminal state, `DynamoDBThrottles` by its Service-only
-rollup (a2akit.metrics.ROLLED_UP). Graphs break figures down with SEARCH.
+Every metric has the dimension `Service` and at most one more. `Service` is the function's name
+on Lambda and the stack's name for the gRPC container (GrpcService.service_name, set as
+POWERTOOLS_SERVICE_NAME), so two stacks in one account never mix. Alarms cannot SEARCH, so
+they read metrics by their full dimensions: `TasksEnded` per terminal state,
+`DynamoDBThrottles` by its Service-only rollup (a2akit.metrics.ROLLED_UP). Graphs break
+figures down with SEARCH.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ ENDED_STATES = tuple(sorted(metrics.STATE_NAMES[state] for state in TERMINAL))
 
 def kit_metric(name: str, service: str, period: Duration, statistic: str = "Sum",
                label: str | None = None, **dimension: str) -> cloudwatch.Metric:
-    """A2AKit/`name` of one service (a function's name), with at most one more dimension."""
+    """A2AKit/`name` of one service (a function's name, the container's), with at most one
+    more dimension."""
     return cloudwatch.Metric(namespace=metrics.NAMESPACE, metric_name=name,
                              dimensions_map={metrics.SERVICE_DIMENSION: service, **dimension},
                              statistic=statistic, period=period, label=label)
@@ -47,7 +50,7 @@ def failed_rate(service: str, period: Duration, name: str) -> cloudwatch.MathExp
 
 def total(name: str, services: dict[str, str], period: Duration,
           label: str | None = None) -> cloudwatch.MathExpression:
-    """A2AKit/`name` summed over `services` (metric id -> function name), each missing one as
+    """A2AKit/`name` summed over `services` (metric id -> service), each missing one as
     0 (a sum of series only has points where all of them do)."""
     return cloudwatch.MathExpression(
         expression=" + ".join(f"FILL({metric_id}, 0)" for metric_id in services),

@@ -166,6 +166,7 @@ class A2AStack(Stack):
                     ENV.GRPC_PORT: str(Settings.grpc_port),
                     **(queued if config.grpc_execution == QUEUE else {}),
                 },
+                runs_agents=config.grpc_execution != QUEUE,
                 certificate_arn=config.grpc_certificate_arn,
                 domain_name=config.grpc_domain_name,
                 min_tasks=config.grpc_min_tasks,

@@ -1,7 +1,8 @@
 """The kit's own metrics (namespace A2AKit, written as EMF lines: a2akit/metrics.py) in the
 stack: alarms composed with the others (same topic, missing data not breaching) on the
 failed-task rate of each function that runs tasks, lease expiries and DynamoDB throttles of
-every function that uses the table, and the dashboard's graphs of them."""
+every function (and the gRPC container: tests/infra/test_infra_grpc_metrics.py) that uses the
+table, and the dashboard's graphs of them."""
 
 from __future__ import annotations
 
@@ -12,12 +13,13 @@ import pytest
 from aws_cdk.assertions import Template
 
 from a2akit import metrics
+from a2akit.settings import ENV
 from infra.alarms import FAILED_TASK_RATE_ALARM_PERCENT
 from infra.jsonrpc_api import HANDLER
 from infra.push import PUSH_HANDLER
 from infra.sweeper import SWEEPER_HANDLER
 from infra.worker import WORKER_HANDLER
-from tests.support.template import lambda_function, logical_id, only
+from tests.support.template import CONTAINER, environments, lambda_function, logical_id, only
 
 pytestmark = pytest.mark.slow
 
@@ -58,6 +60,11 @@ def _function(template: Template, handler: str) -> dict[str, str]:
     return {"Ref": function_id}
 
 
+def _container(template: Template) -> Any:
+    """The gRPC container's Service (the value the stack gives it)."""
+    return environments(template)[CONTAINER][ENV.SERVICE_NAME]
+
+
 def _expression(props: dict[str, Any]) -> str:
     (returned,) = [query for query in props["Metrics"] if query.get("ReturnData", True)]
     text: str = returned["Expression"]
@@ -90,13 +97,16 @@ def test_the_failed_task_rate_of_each_function_that_runs_tasks(template: Templat
 def test_lease_expiries_of_every_function_that_settles_leases(template: Template) -> None:
     (props,) = _kit_alarms(template, metrics.LEASE_EXPIRED)
     services = [_dimensions(stat) for stat in _stats(props)]
+    # The gRPC container settles leases too (its sweeper, its reads): under its own name.
     assert sorted(json.dumps(dims) for dims in services) == sorted(
-        json.dumps({"Service": _function(template, handler)})
-        for handler in (HANDLER, WORKER_HANDLER, SWEEPER_HANDLER))
+        json.dumps({"Service": service}) for service in (
+            *(_function(template, handler)
+              for handler in (HANDLER, WORKER_HANDLER, SWEEPER_HANDLER)),
+            _container(template)))
     assert (props["Threshold"], props["ComparisonOperator"]) == (
         1, "GreaterThanOrEqualToThreshold")  # any expiry: > 0
-    # Every function's count is in the sum, missing ones as 0.
-    assert _expression(props).count("FILL(") == 3
+    # Every process's count is in the sum, missing ones as 0.
+    assert _expression(props).count("FILL(") == 4
 
 
 def test_dynamodb_throttles_of_every_function_that_uses_the_table(
@@ -111,7 +121,8 @@ def test_dynamodb_throttles_of_every_function_that_uses_the_table(
         assert props["Threshold"] == 1
         services.add(json.dumps(dimension["Value"]))
     assert services == {json.dumps(_function(push_template, handler)) for handler in
-                        (HANDLER, WORKER_HANDLER, SWEEPER_HANDLER, PUSH_HANDLER)}
+                        (HANDLER, WORKER_HANDLER, SWEEPER_HANDLER, PUSH_HANDLER)} | {
+        json.dumps(_container(push_template))}
 
 
 def test_push_dead_letters_and_dead_letter_queues_stay_alarmed(push_template: Template) -> None:
