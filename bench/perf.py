@@ -33,6 +33,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -148,6 +149,8 @@ def server(side: Side, mode: str, *args: str) -> Iterator[tuple[int, int]]:
         assert process.stdout is not None
         if process.stdout.readline().strip() != "READY":
             raise RuntimeError(f"{side.name} {mode} did not start")
+        # The kit writes its metrics to stdout (EMF): read on, or a full pipe stops the server.
+        threading.Thread(target=process.stdout.read, daemon=True).start()
         wait_for_port(port, process)
         yield process.pid, port
     finally:
