@@ -147,9 +147,13 @@ def server(side: Side, mode: str, *args: str) -> Iterator[tuple[int, int]]:
                                stdout=subprocess.PIPE, text=True, preexec_fn=_pin(SERVER_CORE))
     try:
         assert process.stdout is not None
-        if process.stdout.readline().strip() != "READY":
+        # The kit writes its metrics to stdout (EMF lines, some before READY while it
+        # preloads): skip them, and read on after READY, or a full pipe stops the server.
+        for line in process.stdout:
+            if line.strip() == "READY":
+                break
+        else:
             raise RuntimeError(f"{side.name} {mode} did not start")
-        # The kit writes its metrics to stdout (EMF): read on, or a full pipe stops the server.
         threading.Thread(target=process.stdout.read, daemon=True).start()
         wait_for_port(port, process)
         yield process.pid, port

@@ -49,11 +49,16 @@ class _Metadata:
     """gRPC metadata as the core's `Headers`: values by lower-case key."""
 
     def __init__(self, context: Context) -> None:
-        self._items = context.invocation_metadata() or ()
+        # One pass over the metadata: a call looks up several keys (version, credentials,
+        # extensions, traceparent), and gRPC already sends the names in lower case.
+        values: dict[str, list[str]] = {}
+        for name, value in context.invocation_metadata() or ():
+            if isinstance(value, str):
+                values.setdefault(name.lower(), []).append(value)
+        self._values = values
 
     def getlist(self, key: str) -> list[str]:
-        return [value for name, value in self._items
-                if name.lower() == key and isinstance(value, str)]
+        return self._values.get(key, [])
 
 
 def _render_10(error: A2AError) -> status_pb2.Status:
