@@ -61,9 +61,11 @@ LOOPBACK_WEBHOOKS = {ENV.PUSH_ALLOW_HTTP: "true", ENV.PUSH_ALLOW_CIDRS: "127.0.0
 
 
 def deployed_values(issuer: Issuer) -> dict[str, str]:
-    """What exists only once deployed, here: the issuer, the doors' addresses."""
+    """What exists only once deployed, here: the issuer, the doors' addresses, the name the
+    container reports as (from the stack's name)."""
     return {ENV.JWT_ISSUER: issuer.url, ENV.JWT_AUDIENCE: AUDIENCE,
-            ENV.PUBLIC_URL: "https://door.example/", ENV.GRPC_ADDRESS: "grpc.example:443"}
+            ENV.PUBLIC_URL: "https://door.example/", ENV.GRPC_ADDRESS: "grpc.example:443",
+            ENV.SERVICE_NAME: "A2AKit-rehearsal-grpc"}
 
 
 class Rehearsal:
