@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.interop.kit03 import TOKEN, Kit, check_card, check_operations, kit_server, run_driver
+from tests.interop.kit03 import TOKEN, Kit, check_card, check_operations, run_driver
 from tests.support.processes import ROOT
 from tests.support.tools import node_tool_or_skip
 
@@ -29,14 +28,6 @@ JS03 = ROOT / ".cache" / "js03"
 def js03_modules() -> Path:
     assert shutil.which("node"), "the @a2a-js/sdk interop test needs Node.js 18+ on PATH"
     return node_tool_or_skip(JS03, JS_SDK)
-
-
-@pytest.fixture(scope="module", params=["embedded", "dynamodb"])
-def server(request: pytest.FixtureRequest,
-           tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kit]:
-    endpoint = request.getfixturevalue("ddb_endpoint") if request.param == "dynamodb" else None
-    with kit_server(tmp_path_factory.mktemp("kit03") / "server.log", endpoint) as kit:
-        yield kit
 
 
 @pytest.fixture(scope="module")

@@ -10,13 +10,12 @@ use); the drivers (sdk03_client.py, sdk_cross.py) import nothing from the kit.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.interop.kit03 import TOKEN, Kit, check_card, check_operations, kit_server, run_driver
+from tests.interop.kit03 import TOKEN, Kit, check_card, check_operations, run_driver
 from tests.interop.test_sdk_client import SDK_SPEC, SDK_VENV
 from tests.support.processes import ROOT
 from tests.support.tools import tool_or_skip
@@ -40,14 +39,6 @@ def sdk03_python() -> Path:
 def sdk_python() -> Path:
     ready = ["python", "-c", "import a2a.client, grpc, httpx"]
     return tool_or_skip(SDK_VENV, [SDK_SPEC], ready, "a2a-sdk") / "python"
-
-
-@pytest.fixture(scope="module", params=["embedded", "dynamodb"])
-def server(request: pytest.FixtureRequest,
-           tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kit]:
-    endpoint = request.getfixturevalue("ddb_endpoint") if request.param == "dynamodb" else None
-    with kit_server(tmp_path_factory.mktemp("kit03") / "server.log", endpoint) as kit:
-        yield kit
 
 
 @pytest.fixture(scope="module")

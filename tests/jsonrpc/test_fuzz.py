@@ -21,8 +21,8 @@ import dataclasses
 import json
 import logging
 import signal
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 import pytest
 from hypothesis import given, note
@@ -94,8 +94,13 @@ class Fuzz(logging.Handler):
         return kinds
 
 
-@pytest.fixture(scope="module")
-def fuzz() -> Iterator[Fuzz]:
+F = TypeVar("F", bound=logging.Handler)
+
+
+@contextlib.contextmanager
+def fuzzing(make: Callable[[list[Target]], F]) -> Iterator[F]:
+    """`make` over an echo agent through the ASGI app and the Mangum handler, each on a
+    store of its own, listening to every log record (what a failure logged is asserted)."""
     with contextlib.ExitStack() as stack:
         targets = []
         for kind in ("asgi", "apigw_http_v2"):
@@ -103,9 +108,15 @@ def fuzz() -> Iterator[Fuzz]:
             clients = serve(kind, build_operations(ANON, store=store, agent=EchoAgent()))
             stack.callback(clients.close)
             targets.append(Target(next(clients), store, {""}, {}))
-        found = Fuzz(targets)
+        found = make(targets)
         logging.getLogger().addHandler(found)
         stack.callback(logging.getLogger().removeHandler, found)
+        yield found
+
+
+@pytest.fixture(scope="module")
+def fuzz() -> Iterator[Fuzz]:
+    with fuzzing(Fuzz) as found:
         yield found
 
 

@@ -8,7 +8,6 @@ a traceback or an ERROR log record, and the store holds only whole tasks afterwa
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import json
 import logging
@@ -20,13 +19,16 @@ from hypothesis import given, note
 from hypothesis import strategies as st
 
 from a2akit.compat03.json03 import METHODS
-from a2akit.examples.echo import EchoAgent
 from a2akit.limits import ERROR_MESSAGE_CHARS
-from a2akit.runtime import build_operations
-from a2akit.store.memory import MemoryStore
-from tests.jsonrpc.client import serve
-from tests.jsonrpc.test_fuzz import CODES, HOOK, Target, _check_store, _no_hang, json_values
-from tests.support.harness import ANON
+from tests.jsonrpc.test_fuzz import (
+    CODES,
+    HOOK,
+    Target,
+    _check_store,
+    _no_hang,
+    fuzzing,
+    json_values,
+)
 
 MESSAGE = {"kind": "message", "messageId": "fuzz-03", "role": "user", "parts": [
     {"kind": "text", "text": "hi"},
@@ -95,16 +97,7 @@ def _check(answer: Any, request_id: Any) -> None:
 
 @pytest.fixture(scope="module")
 def fuzz() -> Iterator[Fuzz03]:
-    with contextlib.ExitStack() as stack:
-        targets = []
-        for kind in ("asgi", "apigw_http_v2"):
-            store = MemoryStore()
-            clients = serve(kind, build_operations(ANON, store=store, agent=EchoAgent()))
-            stack.callback(clients.close)
-            targets.append(Target(next(clients), store, {""}, {}))
-        found = Fuzz03(targets)
-        logging.getLogger().addHandler(found)
-        stack.callback(logging.getLogger().removeHandler, found)
+    with fuzzing(Fuzz03) as found:
         yield found
 
 
