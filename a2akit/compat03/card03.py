@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.generated import a2a_v0_3_pb2 as pb03
@@ -99,33 +100,8 @@ def _security(requirements: Iterable[pb.SecurityRequirement]) -> Sequence[pb03.S
 def _scheme(source: pb.SecurityScheme, target: pb03.SecurityScheme) -> None:
     """One security scheme: the same oneof member and fields on both sides (4.2)."""
     kind = source.WhichOneof("scheme")
-    if kind == "api_key_security_scheme":
-        key = source.api_key_security_scheme
-        target.api_key_security_scheme.SetInParent()
-        out_key = target.api_key_security_scheme
-        out_key.description, out_key.location, out_key.name = (key.description, key.location,
-                                                               key.name)
-    elif kind == "http_auth_security_scheme":
-        http = source.http_auth_security_scheme
-        target.http_auth_security_scheme.SetInParent()
-        out_http = target.http_auth_security_scheme
-        out_http.description, out_http.scheme, out_http.bearer_format = (
-            http.description, http.scheme, http.bearer_format)
-    elif kind == "oauth2_security_scheme":
-        oauth = source.oauth2_security_scheme
-        target.oauth2_security_scheme.SetInParent()
-        out_oauth = target.oauth2_security_scheme
-        out_oauth.description = oauth.description
-        out_oauth.oauth2_metadata_url = oauth.oauth2_metadata_url
-        _flows(oauth.flows, out_oauth.flows)
-    elif kind == "open_id_connect_security_scheme":
-        oidc = source.open_id_connect_security_scheme
-        target.open_id_connect_security_scheme.SetInParent()
-        target.open_id_connect_security_scheme.description = oidc.description
-        target.open_id_connect_security_scheme.open_id_connect_url = oidc.open_id_connect_url
-    elif kind == "mtls_security_scheme":
-        target.mtls_security_scheme.SetInParent()
-        target.mtls_security_scheme.description = source.mtls_security_scheme.description
+    if kind is not None:
+        _copy_fields(getattr(source, kind), getattr(target, kind))
 
 
 def _flows(source: pb.OAuthFlows, target: pb03.OAuthFlows) -> None:
@@ -134,28 +110,19 @@ def _flows(source: pb.OAuthFlows, target: pb03.OAuthFlows) -> None:
     dropped. (Collapsing several flows into one, authorizationCode first, only arises when
     reading 0.3 JSON, which holds several.)"""
     kind = source.WhichOneof("flow")
-    if kind == "authorization_code":
-        code = source.authorization_code
-        target.authorization_code.SetInParent()
-        flow = target.authorization_code
-        flow.authorization_url, flow.token_url = code.authorization_url, code.token_url
-        flow.refresh_url = code.refresh_url
-        flow.scopes.update(code.scopes)
-    elif kind == "client_credentials":
-        client = source.client_credentials
-        target.client_credentials.SetInParent()
-        target.client_credentials.token_url = client.token_url
-        target.client_credentials.refresh_url = client.refresh_url
-        target.client_credentials.scopes.update(client.scopes)
-    elif kind == "implicit":
-        implicit = source.implicit
-        target.implicit.SetInParent()
-        target.implicit.authorization_url = implicit.authorization_url
-        target.implicit.refresh_url = implicit.refresh_url
-        target.implicit.scopes.update(implicit.scopes)
-    elif kind == "password":
-        password = source.password
-        target.password.SetInParent()
-        target.password.token_url = password.token_url
-        target.password.refresh_url = password.refresh_url
-        target.password.scopes.update(password.scopes)
+    if kind in target.DESCRIPTOR.fields_by_name:
+        _copy_fields(getattr(source, kind), getattr(target, kind))
+
+
+def _copy_fields(source: Any, target: Any) -> None:
+    """A scheme's or flow's message, 1.0 -> 0.3: each field 0.3 has, by name (the same names
+    and types on both sides, facts 3.6); what 1.0 alone has is left behind. The message is
+    set even when every field is empty (an mTLS scheme has only a description)."""
+    target.SetInParent()
+    for field in target.DESCRIPTOR.fields:
+        if field.name == "flows":
+            _flows(source.flows, target.flows)
+        elif field.name == "scopes":
+            target.scopes.update(source.scopes)
+        else:
+            setattr(target, field.name, getattr(source, field.name))
