@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import email.utils
 import hashlib
-import json
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -28,7 +27,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from a2akit.generated import a2a_pb2 as pb
-from a2akit.protojson import to_json
+from a2akit.protojson import dumps, to_json
 from handlers.conditional import not_modified
 
 __all__ = ["AGENT_CARD_PATH", "LEGACY_CARD_PATH", "card_route", "legacy_card", "merged_card"]
@@ -37,9 +36,6 @@ AGENT_CARD_PATH = "/.well-known/agent-card.json"
 LEGACY_CARD_PATH = "/.well-known/agent.json"
 _JSON = "application/json"
 
-
-def _dumps(payload: dict[str, Any]) -> bytes:
-    return json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 def merged_card(card: pb.AgentCard) -> dict[str, Any]:
@@ -66,7 +62,7 @@ def card_route(card: pb.AgentCard, build: Callable[[pb.AgentCard], dict[str, Any
 
     async def endpoint(request: Request) -> Response:
         if not cached:
-            body = _dumps(build(card))
+            body = dumps(build(card))
             etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
             headers = {"Cache-Control": "public, max-age=300", "ETag": etag,
                        "Last-Modified": email.utils.formatdate(built, usegmt=True)}

@@ -31,6 +31,7 @@ from a2akit.compat03.card_json import card_json
 from a2akit.compat03.errors import jsonrpc_error
 from a2akit.errors import A2AError, InternalError, MethodNotFoundError
 from a2akit.operations import Operations
+from a2akit.protojson import dumps
 from a2akit.service_params import LEGACY_VERSION
 from handlers.http_call import begin_http_request, resolve_http_call
 from handlers.jsonrpc_app import error_response
@@ -86,7 +87,7 @@ class JsonRpc03:
                                     headers)
             result = await self._unary(method, params, call)
             body = {"jsonrpc": "2.0", "id": request_id, "result": result}
-            return Response(json03.dumps(body), media_type=JSON, headers=headers)
+            return Response(dumps(body), media_type=JSON, headers=headers)
         except A2AError as error:
             if streaming and error.http_status == 200:
                 return self._stream(_failed(error), request_id, {})
@@ -128,9 +129,9 @@ class JsonRpc03:
     def _stream(self, events: AsyncIterator[Any], request_id: _Id,
                 headers: dict[str, str]) -> Response:
         framing: Framing[Any] = Framing(
-            lambda event: json03.dumps({"jsonrpc": "2.0", "id": request_id,
-                                        "result": json03.encode(event)}),
-            lambda error: json03.dumps(error_body(error, request_id)),
+            lambda event: dumps({"jsonrpc": "2.0", "id": request_id,
+                                 "result": json03.encode(event)}),
+            lambda error: dumps(error_body(error, request_id)),
             error_event=b"")  # 0.3 has no `event: error` (facts 2.7)
         return StreamingResponse(sse_frames(events, framing, self.keepalive),
                                  headers={**headers, **SSE_HEADERS},

@@ -11,7 +11,6 @@ event is a plain JSON response.
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -30,7 +29,7 @@ from a2akit.errors import (
     MethodNotFoundError,
 )
 from a2akit.operations import OPERATIONS, Operations, Unary
-from a2akit.protojson import from_json, to_json
+from a2akit.protojson import dumps, from_json, to_json
 from handlers.agent_cards import (
     AGENT_CARD_PATH,
     LEGACY_CARD_PATH,
@@ -54,9 +53,6 @@ JSON = "application/json"
 _Id = str | int | None
 
 
-def _dumps(payload: dict[str, Any]) -> bytes:
-    return json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
-
 
 def _error_body(error: A2AError, request_id: _Id) -> dict[str, Any]:
     status = error.to_status()
@@ -67,7 +63,7 @@ def _error_body(error: A2AError, request_id: _Id) -> dict[str, Any]:
 
 def error_json(error: A2AError) -> bytes:
     """The JSON-RPC response (id null) that reports `error`, for a request never read."""
-    return _dumps(_error_body(error, None))
+    return dumps(_error_body(error, None))
 
 
 def error_response(error: A2AError, body: dict[str, Any], challenge: str) -> Response:
@@ -78,7 +74,7 @@ def error_response(error: A2AError, body: dict[str, Any], challenge: str) -> Res
         headers["Retry-After"] = str(error.retry_after_seconds)
     if error.http_status == 401:
         headers["WWW-Authenticate"] = challenge  # names the configured schemes
-    return Response(_dumps(body), status_code=error.http_status, media_type=JSON,
+    return Response(dumps(body), status_code=error.http_status, media_type=JSON,
                     headers=headers)
 
 
@@ -140,12 +136,12 @@ class _JsonRpc:
             if isinstance(operation, Unary):
                 result = await self.ops.unary(operation, message, call)
                 body = {"jsonrpc": "2.0", "id": request_id, "result": to_json(result)}
-                return Response(_dumps(body), media_type=JSON, headers=headers)
+                return Response(dumps(body), media_type=JSON, headers=headers)
             events = await self.ops.stream(operation, message, call)
             framing: Framing[Message] = Framing(
-                lambda event: _dumps({"jsonrpc": "2.0", "id": request_id,
+                lambda event: dumps({"jsonrpc": "2.0", "id": request_id,
                                       "result": to_json(event)}),
-                lambda error: _dumps(_error_body(error, request_id)))
+                lambda error: dumps(_error_body(error, request_id)))
             return StreamingResponse(sse_frames(events, framing, self.keepalive),
                                      headers={**headers, **SSE_HEADERS},
                                      media_type="text/event-stream")

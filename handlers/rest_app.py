@@ -12,7 +12,6 @@ SSE, each event's data a bare StreamResponse, framed as JSON-RPC frames them (ha
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Any
 
@@ -29,7 +28,7 @@ from a2akit.errors import (
     MethodNotFoundError,
 )
 from a2akit.operations import Operations, Unary
-from a2akit.protojson import from_json, to_json
+from a2akit.protojson import dumps, from_json, to_json
 from handlers.http_call import begin_http_request, extension_headers, resolve_http_call
 from handlers.json_body import check_content_type, parse_json_body, read_body
 from handlers.rest_routes import bind_path, find_route, query_json
@@ -41,9 +40,6 @@ log = logging.getLogger("a2akit.rest")
 
 A2A_JSON = "application/a2a+json"  # spec 11.1, 14.1
 
-
-def _dumps(payload: dict[str, Any]) -> bytes:
-    return json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 def rest_error_body(error: A2AError) -> dict[str, Any]:
@@ -63,8 +59,8 @@ class RestBinding:
         self.limit = operations.settings.max_request_bytes
         self.challenge = operations.authenticator.challenge
         self.keepalive = operations.settings.sse_keepalive_seconds
-        self.framing: Framing[Message] = Framing(lambda event: _dumps(to_json(event)),
-                                                 lambda error: _dumps(rest_error_body(error)))
+        self.framing: Framing[Message] = Framing(lambda event: dumps(to_json(event)),
+                                                 lambda error: dumps(rest_error_body(error)))
 
     async def answer(self, request: Request) -> Response:
         try:
@@ -89,7 +85,7 @@ class RestBinding:
             headers = extension_headers(call)
             if isinstance(operation, Unary):
                 result = await self.ops.unary(operation, message, call)
-                return Response(_dumps(to_json(result)), media_type=A2A_JSON, headers=headers)
+                return Response(dumps(to_json(result)), media_type=A2A_JSON, headers=headers)
             events = await self.ops.stream(operation, message, call)
             return StreamingResponse(sse_frames(events, self.framing, self.keepalive),
                                      headers={**headers, **SSE_HEADERS},
@@ -114,5 +110,5 @@ class RestBinding:
             headers["Retry-After"] = str(error.retry_after_seconds)
         if error.rest_status == 401:
             headers["WWW-Authenticate"] = self.challenge  # names the configured schemes
-        return Response(_dumps(rest_error_body(error)), status_code=error.rest_status,
+        return Response(dumps(rest_error_body(error)), status_code=error.rest_status,
                         media_type=A2A_JSON, headers=headers)

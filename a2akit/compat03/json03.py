@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -31,8 +30,9 @@ from a2akit.compat03 import convert
 from a2akit.errors import InvalidParamsError
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.generated import a2a_v0_3_pb2 as pb03
+from a2akit.protojson import dumps
 
-__all__ = ["METHODS", "ROLES", "STATES", "decode_params", "dumps", "encode", "task_payload"]
+__all__ = ["METHODS", "ROLES", "STATES", "decode_params", "encode", "task_payload"]
 
 JsonObject = dict[str, Any]
 
@@ -53,10 +53,6 @@ ROLES: Mapping[str, pb03.Role] = {"user": pb03.ROLE_USER, "agent": pb03.ROLE_AGE
 _ROLE_NAMES = {number: name for name, number in ROLES.items()}  # unspecified -> agent
 _INT32 = range(-(2**31), 2**31)
 
-
-def dumps(payload: object) -> bytes:
-    """Compact JSON: one line, as 0.3 SSE clients need each event's `data:` to be."""
-    return json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 def task_payload(task: pb.Task) -> bytes:

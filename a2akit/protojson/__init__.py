@@ -7,6 +7,7 @@ unknown enum name into 0 (bindings.md 11), and json_format accepts some wrong sh
 
 from __future__ import annotations
 
+import json
 from typing import Any, TypeVar
 
 from google.protobuf import json_format
@@ -18,7 +19,7 @@ from a2akit.protojson.decode import _NOT_REGULAR, _decoder
 from a2akit.protojson.encode import _encoder
 from a2akit.protojson.shape import _check_message, _is_map, required_fields
 
-__all__ = ["from_json", "required_fields", "to_json"]
+__all__ = ["dumps", "from_json", "required_fields", "to_json"]
 
 M = TypeVar("M", bound=Message)
 
@@ -46,6 +47,12 @@ def to_json(message: Message) -> dict[str, Any]:
         if name not in out:
             out[name] = _json_default(field)
     return out
+
+
+def dumps(payload: object) -> bytes:
+    """JSON text as the bindings write it: compact, on one line (an SSE `data:` line holds
+    one event), UTF-8 as it is."""
+    return json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 def from_json(data: object, cls: type[M]) -> M:
