@@ -171,7 +171,7 @@ def rehearsal(deployed_template: dict[str, Any], rehearsal_table: str,
                     moto_endpoint, runtime_interpreter, native_bundle, runtime_sdk_folder,
                     issuer,
                     tmp_path_factory.mktemp("logs"))
-    seen: dict[str, Any] = {"rehearsal": run}
+    seen: dict[str, Any] = {"rehearsal": run, "token": token}
     try:
         with Receiver() as hook:
             hook.plan(500, 500)  # both attempts fail: the dead-letter queue gets it
@@ -232,6 +232,21 @@ def test_the_door_answers_api_gateway_with_a_verified_jwt(rehearsal: dict[str, A
     response = door.invoke(_door_event({"jsonrpc": "2.0", "id": 1, "method": "GetTask",
                                         "params": {"id": "x"}}, "not-a-token"))
     assert response["statusCode"] == 401, response
+
+
+def test_the_door_answers_an_a2a_0_3_caller_from_the_bundle(rehearsal: dict[str, Any]) -> None:
+    """The 0.3 modules ship in the bundle and load there on a 0.3 request (no A2A-Version):
+    the worker's task, read as a 0.3 client reads it."""
+    door = rehearsal["rehearsal"].functions[DOOR_SCRIPT]
+    token = rehearsal["token"]
+    event = _door_event({"jsonrpc": "2.0", "id": 3, "method": "tasks/get",
+                         "params": {"id": rehearsal["done"]["id"]}}, token)
+    del event["headers"]["a2a-version"]
+    response = door.invoke(event)
+    assert response["statusCode"] == 200, response
+    task = json.loads(response["body"])["result"]
+    assert (task["kind"], task["id"]) == ("task", rehearsal["done"]["id"])
+    assert task["status"]["state"] == "completed"
 
 
 def test_the_worker_sweeper_and_dispatcher_run_from_the_bundle(
