@@ -6,11 +6,12 @@ container, the share of tasks that failed, lease expiries and the store's thrott
 
 from __future__ import annotations
 
-from aws_cdk import Duration
+from aws_cdk import Duration, Stack
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as cw_actions
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sns_subscriptions as subscriptions
@@ -63,6 +64,14 @@ class Alarms(Construct):
     ) -> None:
         super().__init__(scope, construct_id)
         self.topic = sns.Topic(self, "Topic", enforce_ssl=True)
+        # enforce_ssl writes a topic policy, and a topic policy replaces SNS's default one:
+        # without this Allow, CloudWatch may not publish and no alarm ever notifies anyone.
+        self.topic.add_to_resource_policy(iam.PolicyStatement(
+            principals=[iam.ServicePrincipal("cloudwatch.amazonaws.com")],
+            actions=["sns:Publish"],
+            resources=[self.topic.topic_arn],
+            conditions={"StringEquals": {"aws:SourceAccount": Stack.of(self).account}},
+        ))
         if email:
             self.topic.add_subscription(subscriptions.EmailSubscription(email))
         self.alarms: list[cloudwatch.Alarm] = []

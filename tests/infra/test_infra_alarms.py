@@ -18,6 +18,7 @@ from infra.config import CONTEXT, ConfigError
 from infra.jsonrpc_api import HANDLER
 from infra.sweeper import SWEEPER_HANDLER
 from infra.worker import WORKER_HANDLER
+from tests.infra.conftest import CDK_CONTEXT
 from tests.support.template import Synth, lambda_function, logical_id, only
 
 pytestmark = pytest.mark.slow
@@ -130,3 +131,20 @@ def test_a_required_subscriber_stops_the_synth(
               outdir=str(tmp_path))
     with pytest.raises(ConfigError, match=CONTEXT.ALARM_EMAIL):
         build_app(app, lambda_bundle=str(empty_bundle))
+
+
+def test_cloudwatch_may_publish_to_the_alarm_topic(template: Template) -> None:
+    """enforce_ssl makes the CDK write a topic policy, which replaces SNS's default one: without
+    an Allow for CloudWatch, every alarm action fails with "not authorized to perform
+    SNS:Publish" and nobody is ever notified."""
+    topic_ref = {"Ref": logical_id(template, "AWS::SNS::Topic")}
+    policy = only(template, "AWS::SNS::TopicPolicy")["Properties"]
+    assert policy["Topics"] == [topic_ref]
+    (allow,) = [statement for statement in policy["PolicyDocument"]["Statement"]
+                if statement["Effect"] == "Allow"]
+    assert allow["Principal"] == {"Service": "cloudwatch.amazonaws.com"}
+    assert allow["Action"] == "sns:Publish" and allow["Resource"] == topic_ref
+    account = CDK_CONTEXT[CONTEXT.ACCOUNT]  # the stack's own account, from cdk.json
+    assert allow["Condition"] == {"StringEquals": {"aws:SourceAccount": account}}
+    # The TLS-only rule stays: it denies plain-HTTP publishes, CloudWatch's included.
+    assert [s["Effect"] for s in policy["PolicyDocument"]["Statement"]].count("Deny") == 1
