@@ -33,6 +33,11 @@ def build_app(app: App | None = None, *, lambda_bundle: str | None = None) -> Ap
         print(f"a2akit: warning: {CONTEXT.ALARM_EMAIL} is unset: the alarms notify an SNS "
               f"topic nobody subscribes to (set it, or {CONTEXT.REQUIRE_ALARM_SUBSCRIBER}=true "
               "to make this an error)", file=sys.stderr)
+    if config.reserved_concurrency is None:
+        print(f"a2akit: warning: {CONTEXT.RESERVED_CONCURRENCY}=none: the door reserves no "
+              "concurrency, so only the stage throttling (a2a:throttleRateLimit, "
+              "a2a:throttleBurstLimit) keeps a flood from taking the concurrency the worker "
+              "and the sweeper need", file=sys.stderr)
     bundle = lambda_bundle or config.lambda_bundle
     if bundle is None:
         build_bundle(DEFAULT_DIR, jwt=config.auth == AUTH.JWT, push=config.push)

@@ -20,6 +20,8 @@ __all__ = ["AUTH", "CONTEXT", "ConfigError", "DeployConfig"]
 # Lambda's ceiling too; the function's timeout is the budget plus a few seconds
 # (infra/jsonrpc_api.py), so the budget stays under both.
 _MAX_STREAM_BUDGET_SECONDS = 890.0
+# An ALB's idle timeout is at most 4000 s; the container's streams stay a minute under it.
+_MAX_GRPC_STREAM_BUDGET_SECONDS = 3600.0
 # AWS Lambda's ceiling for any invocation.
 _MAX_WORKER_TIMEOUT_SECONDS = 900
 # The internal ALB's clients by default: the VPC itself (infra/grpc_service.py: VPC_CIDR).
@@ -67,6 +69,7 @@ class CONTEXT:
     NAT_GATEWAYS = "a2a:natGateways"
     ALLOW_ANONYMOUS = "a2a:allowAnonymous"
     STREAM_BUDGET_SECONDS = "a2a:streamBudgetSeconds"
+    GRPC_STREAM_BUDGET_SECONDS = "a2a:grpcStreamBudgetSeconds"
     RETAIN_TABLE = "a2a:retainTable"
     DELETION_PROTECTION = "a2a:deletionProtection"
     ALARM_EMAIL = "a2a:alarmEmail"
@@ -123,8 +126,10 @@ class DeployConfig:
     throttle_rate_limit: float = 50.0
     throttle_burst_limit: int = 100
     # The front door never takes more of the account's concurrency (1000 by default) than
-    # this, so the worker, the sweeper and the push dispatcher always find some.
-    reserved_concurrency: int = 100
+    # this, so the worker, the sweeper and the push dispatcher always find some. None
+    # (`none`): nothing reserved, for accounts whose quota is below 200 (Lambda keeps 100
+    # unreserved); stage throttling alone then bounds a flood (a synth warning says so).
+    reserved_concurrency: int | None = 100
     # At most this many worker invocations at once (the SQS event source's maximum).
     worker_max_concurrency: int = 20
     waf: bool = False
@@ -140,6 +145,9 @@ class DeployConfig:
     nat_gateways: int = 2
     allow_anonymous: bool = False
     stream_budget_seconds: float = 20.0
+    # The container's streams end after this (the client resubscribes); the ALB's idle timeout
+    # and its draining at a deploy or scale-in follow it (infra/grpc_service.py).
+    grpc_stream_budget_seconds: float = 300.0
     retain_table: bool = True
     # DynamoDB deletion protection on the table; off only for throwaway (test) stacks.
     deletion_protection: bool = True
@@ -190,6 +198,11 @@ class DeployConfig:
                 f" (Lambda's 15 minutes less the function's margin), got "
                 f"{self.stream_budget_seconds}"
             )
+        if not 1 <= self.grpc_stream_budget_seconds <= _MAX_GRPC_STREAM_BUDGET_SECONDS:
+            raise ConfigError(
+                f"{CONTEXT.GRPC_STREAM_BUDGET_SECONDS} must be in [1, "
+                f"{_MAX_GRPC_STREAM_BUDGET_SECONDS:g}] (the load balancer's longest idle timeout "
+                f"and draining), got {self.grpc_stream_budget_seconds}")
         self._check_names()
         self._check_limits()
         for key, mode in ((CONTEXT.EXECUTION, self.execution),
@@ -211,6 +224,10 @@ class DeployConfig:
         if self.require_alarm_subscriber and not self.alarm_email:
             raise ConfigError(f"{CONTEXT.ALARM_EMAIL} is unset, so the alarms notify nobody: "
                               f"set it, or {CONTEXT.REQUIRE_ALARM_SUBSCRIBER}=false")
+        if not self.retain_table and self.deletion_protection:
+            raise ConfigError(f"{CONTEXT.RETAIN_TABLE}=false needs "
+                              f"{CONTEXT.DELETION_PROTECTION}=false: cdk destroy cannot delete "
+                              "a table with deletion protection")
         if ":" not in self.agent:
             raise ConfigError(f"{CONTEXT.AGENT} must be module:attribute, got {self.agent!r}")
         self._check_auth()
@@ -249,8 +266,8 @@ class DeployConfig:
         if self.throttle_burst_limit < 1:
             raise ConfigError(f"{CONTEXT.THROTTLE_BURST_LIMIT} must be >= 1, got "
                               f"{self.throttle_burst_limit}")
-        if self.reserved_concurrency < 1:
-            raise ConfigError(f"{CONTEXT.RESERVED_CONCURRENCY} must be >= 1, got "
+        if self.reserved_concurrency is not None and self.reserved_concurrency < 1:
+            raise ConfigError(f"{CONTEXT.RESERVED_CONCURRENCY} must be >= 1 or none, got "
                               f"{self.reserved_concurrency}")
         if not 2 <= self.worker_max_concurrency <= 1000:  # SQS event sources' range
             raise ConfigError(f"{CONTEXT.WORKER_MAX_CONCURRENCY} must be in [2, 1000], got "
@@ -327,8 +344,9 @@ class DeployConfig:
                                        default("throttle_rate_limit")),
             throttle_burst_limit=_int(get, CONTEXT.THROTTLE_BURST_LIMIT,
                                       default("throttle_burst_limit")),
-            reserved_concurrency=_int(get, CONTEXT.RESERVED_CONCURRENCY,
-                                      default("reserved_concurrency")),
+            reserved_concurrency=(
+                None if get(CONTEXT.RESERVED_CONCURRENCY) == "none"
+                else _int(get, CONTEXT.RESERVED_CONCURRENCY, default("reserved_concurrency"))),
             worker_max_concurrency=_int(get, CONTEXT.WORKER_MAX_CONCURRENCY,
                                         default("worker_max_concurrency")),
             waf=_bool(get, CONTEXT.WAF, default("waf")),
@@ -345,6 +363,8 @@ class DeployConfig:
             stream_budget_seconds=_float(
                 get, CONTEXT.STREAM_BUDGET_SECONDS, default("stream_budget_seconds")
             ),
+            grpc_stream_budget_seconds=_float(get, CONTEXT.GRPC_STREAM_BUDGET_SECONDS,
+                                              default("grpc_stream_budget_seconds")),
             retain_table=_bool(get, CONTEXT.RETAIN_TABLE, default("retain_table")),
             deletion_protection=_bool(get, CONTEXT.DELETION_PROTECTION,
                                       default("deletion_protection")),

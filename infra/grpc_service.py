@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -17,7 +18,8 @@ from constructs import Construct
 
 from a2akit.settings import ENV
 
-__all__ = ["CPU_TARGET_PERCENT", "GRPC_HEALTH_CHECK_PATH", "HTTPS_PORT", "VPC_CIDR",
+__all__ = ["CPU_TARGET_PERCENT", "GRPC_HEALTH_CHECK_PATH", "HTTPS_PORT",
+           "IDLE_TIMEOUT_MARGIN_SECONDS", "STOP_TIMEOUT_MARGIN_SECONDS", "VPC_CIDR",
            "GrpcService"]
 
 HTTPS_PORT = 443
@@ -27,6 +29,13 @@ VPC_CIDR = "10.0.0.0/16"
 GRPC_HEALTH_CHECK_PATH = "/grpc.health.v1.Health/Check"
 # Autoscaling's target: below the alarm (infra/alarms.py, 80 %), so scaling acts first.
 CPU_TARGET_PERCENT = 60
+# ALBs do not forward HTTP/2 PINGs, so an idle stream lives only as long as the ALB's idle
+# timeout: it outlasts the container's stream budget by this much, and the stream ends at
+# its budget (the client resubscribes), never by the ALB cutting it.
+IDLE_TIMEOUT_MARGIN_SECONDS = 60
+# After its draining, ECS sends SIGTERM and waits this long (its stopTimeout) before SIGKILL:
+# the server's shutdown grace (running calls finish) and time to end what is left.
+STOP_TIMEOUT_MARGIN_SECONDS = 10
 
 # The image installs the lock and copies the kit's packages, so its build context is the
 # repository root; only what the image needs is staged (and never cdk.out, which would recurse).
@@ -64,6 +73,8 @@ class GrpcService(Construct):
         max_tasks: int,
         nat_gateways: int,
         port: int,
+        stream_budget_seconds: float,
+        shutdown_grace_seconds: float,
         allowed_cidrs: Sequence[str] = (VPC_CIDR,),
         zone: route53.IHostedZone | None = None,
         cpu: int = 256,
@@ -125,6 +136,8 @@ class GrpcService(Construct):
             port_mappings=[ecs.PortMapping(container_port=port)],
             logging=ecs.LogDriver.aws_logs(stream_prefix="grpc", log_group=self.log_group),
             readonly_root_filesystem=True,
+            stop_timeout=Duration.seconds(
+                math.ceil(shutdown_grace_seconds) + STOP_TIMEOUT_MARGIN_SECONDS),
         )
         self.service = ecs.FargateService(
             self,
@@ -151,6 +164,8 @@ class GrpcService(Construct):
             vpc=self.vpc,
             internet_facing=False,
             drop_invalid_header_fields=True,
+            idle_timeout=Duration.seconds(
+                math.ceil(stream_budget_seconds) + IDLE_TIMEOUT_MARGIN_SECONDS),
         )
         # An ALB forwards gRPC only from an HTTPS listener: there is deliberately no HTTP one.
         self.listener = self.load_balancer.add_listener(
@@ -184,7 +199,9 @@ class GrpcService(Construct):
                 healthy_grpc_codes="0",
                 interval=Duration.seconds(15),
             ),
-            deregistration_delay=Duration.seconds(30),
+            # A deploy or scale-in drains a task for as long as its streams may still run, so
+            # they end at their budget rather than being cut; then SIGTERM (stop_timeout).
+            deregistration_delay=Duration.seconds(math.ceil(stream_budget_seconds)),
         )
 
     @property

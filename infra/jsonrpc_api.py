@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from aws_cdk import Aws, Duration, RemovalPolicy
+from aws_cdk import Aws, Duration, RemovalPolicy, Stack
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_certificatemanager as acm
 from aws_cdk import aws_lambda as lambda_
@@ -28,11 +28,13 @@ from aws_cdk import aws_route53 as route53
 from aws_cdk import aws_route53_targets as targets
 from constructs import Construct
 
+from a2akit.settings import Settings
+
 from .bundle import RUN_SCRIPT
 from .roles import function_role
 
 __all__ = ["ADAPTER_ENVIRONMENT", "ALIAS", "HANDLER", "LWA_LAYER_ARN", "RUNTIME", "STAGE",
-           "DomainConfig", "JsonRpcApi"]
+           "TIMEOUT_MARGIN_SECONDS", "DomainConfig", "JsonRpcApi"]
 
 HANDLER = RUN_SCRIPT  # the function's handler: the adapter runs it (handlers.stream)
 
@@ -53,8 +55,10 @@ ADAPTER_ENVIRONMENT = {
     "AWS_LWA_SNAPSTART_AFTER_RESTORE_PATH": AFTER_RESTORE_PATH,
 }
 
-# Headroom over the stream budget for the last event and the response to leave.
-_TIMEOUT_MARGIN_SECONDS = 4
+# Headroom over the stream budget for the last event and the response to leave: the kit's
+# own budget margin, which it keeps free of the invocation's remaining time, so a stream
+# lasts exactly its budget (a2akit/execution/budget.py).
+TIMEOUT_MARGIN_SECONDS = math.ceil(Settings.budget_margin_seconds)
 _LAMBDA_CEILING_SECONDS = 900
 
 
@@ -97,7 +101,7 @@ class JsonRpcApi(Construct):
         stream_budget_seconds: float,
         rate_limit: float,
         burst_limit: int,
-        reserved_concurrency: int,
+        reserved_concurrency: int | None,
         domain: DomainConfig | None = None,
         function_url: bool = False,
         layer_arn: str | None = None,
@@ -112,7 +116,7 @@ class JsonRpcApi(Construct):
         )
         # A stream ends at its budget; the function outlives it by the margin.
         timeout = Duration.seconds(min(_LAMBDA_CEILING_SECONDS,
-                                       math.ceil(stream_budget_seconds) + _TIMEOUT_MARGIN_SECONDS))
+                                       math.ceil(stream_budget_seconds) + TIMEOUT_MARGIN_SECONDS))
         self.function = lambda_.Function(
             self,
             "Function",
@@ -151,6 +155,9 @@ class JsonRpcApi(Construct):
             "RestApi",
             handler=self.alias,
             proxy=True,
+            # Named after the stack: API Gateway's metrics (and so the door's alarms) are
+            # keyed by ApiName, which would mix every stack's default "RestApi".
+            rest_api_name=Stack.of(self).stack_name,
             description="A2A JSON-RPC binding (streaming)",
             # Regional: streams idle up to 5 minutes there, 30 s on edge-optimized endpoints.
             endpoint_configuration=apigw.EndpointConfiguration(
@@ -174,9 +181,11 @@ class JsonRpcApi(Construct):
                 logging_level=apigw.MethodLoggingLevel.ERROR,
                 tracing_enabled=True,
             ),
-            # Access and error logs need the account's API Gateway logging role.
+            # Access and error logs need the account's API Gateway logging role. It is a
+            # setting of the whole account and region (AWS::ApiGateway::Account): every API
+            # there logs through it, so deleting this stack must not delete it.
             cloud_watch_role=True,
-            cloud_watch_role_removal_policy=RemovalPolicy.DESTROY,
+            cloud_watch_role_removal_policy=RemovalPolicy.RETAIN,
             domain_name=apigw.DomainNameOptions(
                 domain_name=domain.name,
                 certificate=domain.certificate(self, "Certificate", zone),

@@ -12,7 +12,11 @@ import pytest
 from aws_cdk import App
 from aws_cdk.assertions import Template
 
-from infra.alarms import ECS_UTILIZATION_ALARM_PERCENT, QUEUE_AGE_ALARM_SECONDS
+from infra.alarms import (
+    DOOR_LATENCY_ALARM_FRACTION,
+    ECS_UTILIZATION_ALARM_PERCENT,
+    QUEUE_AGE_ALARM_SECONDS,
+)
 from infra.app import build_app
 from infra.config import CONTEXT, ConfigError
 from infra.jsonrpc_api import HANDLER
@@ -79,8 +83,10 @@ def test_alarms_on_the_door(template: Template) -> None:
     assert _alarm(template, "AWS/ApiGateway", "5XXError", api)["Statistic"] == "Sum"
     latency = _alarm(template, "AWS/ApiGateway", "Latency", api)
     _, front = lambda_function(template, HANDLER)
-    # p90 at the stream budget (20 s in cdk.json), in ms.
-    assert latency["ExtendedStatistic"] == "p90" and latency["Threshold"] == 20_000
+    # p90 at three quarters of the stream budget (20 s in cdk.json), in ms: it can fire
+    # while requests still end by themselves, not only once they time out.
+    assert latency["ExtendedStatistic"] == "p90"
+    assert latency["Threshold"] == DOOR_LATENCY_ALARM_FRACTION * 20_000 < 20_000
     assert latency["Threshold"] < front["Timeout"] * 1000
 
 

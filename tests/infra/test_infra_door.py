@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 from aws_cdk.assertions import Match, Template
 
-from a2akit.settings import ENV
+from a2akit.settings import ENV, Settings
 from infra.config import ConfigError, DeployConfig
 from infra.jsonrpc_api import ADAPTER_ENVIRONMENT, HANDLER, STAGE
 from infra.stack import PROJECT_ROOT
 from infra.worker import WORKER_HANDLER
-from tests.support.template import Synth, lambda_function
+from tests.support.template import Synth, lambda_function, only
 
 CERTIFICATE = "arn:aws:acm:us-east-1:111111111111:certificate/11111111-1111-1111-1111-111111111111"
 
@@ -183,3 +183,48 @@ def test_synth_without_a_required_certificate_stops_with_one_line(tmp_path: Path
     assert result.stderr.strip().splitlines() == [
         "a2akit: cannot synthesize: a2a:grpcCertificateArn is required with a2a:grpc=true "
         "(or leave gRPC off)"]
+
+
+def test_the_stream_lasts_its_whole_budget(template: Template) -> None:
+    """One margin: the function's timeout is the budget plus the margin the kit keeps free of
+    the invocation's remaining time, so a stream ends at its budget (20 s), not a second early."""
+    function = _function(template, HANDLER)
+    variables = function["Environment"]["Variables"]
+    budget = float(variables[ENV.STREAM_BUDGET_SECONDS])
+    margin = float(variables.get(ENV.BUDGET_MARGIN_SECONDS, Settings.budget_margin_seconds))
+    assert function["Timeout"] - margin == budget == 20
+
+
+def test_the_api_is_named_after_its_stack(template: Template) -> None:
+    # API Gateway's metrics, and so the door's alarms, are keyed by the API's name.
+    api = only(template, "AWS::ApiGateway::RestApi")["Properties"]
+    assert api["Name"] == "A2AKit"
+
+
+def test_the_account_logging_role_outlives_the_stack(template: Template) -> None:
+    """AWS::ApiGateway::Account is one setting for every API in the region: deleting a stack
+    must leave the role it names."""
+    account = only(template, "AWS::ApiGateway::Account")
+    assert account["DeletionPolicy"] == "Retain"
+    role_id = account["Properties"]["CloudWatchRoleArn"]["Fn::GetAtt"][0]
+    assert template.to_json()["Resources"][role_id]["DeletionPolicy"] == "Retain"
+
+
+def test_reserved_concurrency_can_be_left_off(
+    synth: Synth, empty_bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Accounts whose concurrency quota is under 200 cannot reserve 100 for the door (Lambda
+    keeps 100 unreserved): `none` reserves nothing and the synth says what is left."""
+    _, template, _ = synth(empty_bundle, tmp_path, **{"a2a:reservedConcurrency": "none"})
+    assert "ReservedConcurrentExecutions" not in _function(template, HANDLER)
+    warnings = [line for line in capsys.readouterr().err.splitlines()
+                if "a2a:reservedConcurrency" in line]
+    assert len(warnings) == 1 and "stage throttling" in warnings[0]
+
+
+def test_a_table_that_goes_with_the_stack_cannot_be_protected() -> None:
+    with pytest.raises(ConfigError, match="a2a:deletionProtection=false") as raised:
+        DeployConfig.from_context({"a2a:retainTable": "false"}.get)
+    assert "\n" not in str(raised.value)
+    DeployConfig.from_context({"a2a:retainTable": "false",
+                               "a2a:deletionProtection": "false"}.get)

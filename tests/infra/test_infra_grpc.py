@@ -12,7 +12,11 @@ from aws_cdk.assertions import Template
 
 from a2akit.settings import ENV, QUEUE
 from infra.config import CONTEXT
-from infra.grpc_service import CPU_TARGET_PERCENT
+from infra.grpc_service import (
+    CPU_TARGET_PERCENT,
+    IDLE_TIMEOUT_MARGIN_SECONDS,
+    STOP_TIMEOUT_MARGIN_SECONDS,
+)
 from tests.support.template import CONTAINER, Synth, environments, only
 
 pytestmark = pytest.mark.slow
@@ -81,3 +85,24 @@ def test_the_container_enqueues_by_default(template: Template) -> None:
     environment = environments(template)[CONTAINER]
     assert environment[ENV.EXECUTION] == QUEUE
     assert ENV.QUEUE_URL in environment and ENV.QUEUE_GRACE_SECONDS in environment
+
+
+def test_streams_end_at_their_budget_not_at_the_load_balancer(template: Template) -> None:
+    """ALBs forward no HTTP/2 PINGs: an idle SubscribeToTask lives only as long as the idle
+    timeout, and a deploy cuts what is still open when draining ends. Both follow the
+    container's stream budget, and ECS waits out the server's shutdown grace after SIGTERM."""
+    (container,) = only(template, "AWS::ECS::TaskDefinition")["Properties"][
+        "ContainerDefinitions"]
+    variables = {v["Name"]: v["Value"] for v in container["Environment"]}
+    budget = float(variables[ENV.STREAM_BUDGET_SECONDS])
+    grace = float(variables[ENV.SHUTDOWN_GRACE_SECONDS])
+    assert budget == 300 and grace == 20
+    attributes = {a["Key"]: a["Value"] for a in only(
+        template, "AWS::ElasticLoadBalancingV2::LoadBalancer")["Properties"][
+        "LoadBalancerAttributes"]}
+    assert int(attributes["idle_timeout.timeout_seconds"]) == budget + IDLE_TIMEOUT_MARGIN_SECONDS
+    group = {a["Key"]: a["Value"] for a in only(
+        template, "AWS::ElasticLoadBalancingV2::TargetGroup")["Properties"][
+        "TargetGroupAttributes"]}
+    assert int(group["deregistration_delay.timeout_seconds"]) == budget
+    assert container["StopTimeout"] == grace + STOP_TIMEOUT_MARGIN_SECONDS <= 120
