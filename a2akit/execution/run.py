@@ -209,6 +209,8 @@ class Run:
 
     def _outcome(self) -> Outcome:
         writes = self._writes
+        if writes.refused is not None:
+            raise writes.refused
         if writes.duplicate_of is not None:
             return Duplicate(writes.duplicate_of)
         if writes.stored is not None:
@@ -235,6 +237,8 @@ class Run:
                 index += 1
                 if event.HasField("status_update") or event.HasField("artifact_update"):
                     yield event
+            if self._writes.refused is not None:
+                raise self._writes.refused
             if self._writes.failure is not None and index == len(written):
                 raise self._writes.failure
             if self._done or not await self._next_change(deadline):

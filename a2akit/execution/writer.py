@@ -19,7 +19,12 @@ from collections.abc import Callable, Sequence
 
 from a2akit import metrics
 from a2akit.clock import now, timestamp_ms
-from a2akit.errors import A2AError, InternalError, InvalidAgentResponseError
+from a2akit.errors import (
+    A2AError,
+    InternalError,
+    InvalidAgentResponseError,
+    UnsupportedOperationError,
+)
 from a2akit.execution.fold import retry_on_conflict
 from a2akit.execution.leases import lease_for
 from a2akit.execution.outcomes import Terms
@@ -65,6 +70,11 @@ class TaskWriter:
         self.duplicate_of: str | None = None  # the message id was already used for this task
         self.error: A2AError | None = None  # the store refused the task's first write
         self.failure: A2AError | None = None  # the store failed after the task existed
+        # The task ended elsewhere before this run's first write took the caller's message
+        # (a racing turn completed it): the caller gets this error, never a 200 for a
+        # message the task does not hold.
+        self.refused: A2AError | None = None
+        self._turn_unwritten = stored is not None and bool(pending)
         self._claim = claim  # the message's idempotency key, claimed with the first write
         self._push_configs = push_configs  # stored with a new task
         self._seen_seq = 0 if stored is None else stored.last_seq
@@ -150,6 +160,7 @@ class TaskWriter:
             finally:
                 self.writing = False
             del self.pending[:len(batch)]
+            self._turn_unwritten = False
             self.stored = stored
             self.written.extend(batch)
             self._seen_seq = stored.last_seq
@@ -210,6 +221,10 @@ class TaskWriter:
         take its state and stop the agent."""
         self.settled = True
         self.canceled = current.task.status.state == pb.TASK_STATE_CANCELED
+        if self._turn_unwritten:
+            self.refused = UnsupportedOperationError(
+                "The task ended before this message reached it and accepts no more messages",
+                metadata={"taskId": self.task_id})
         self.snapshot.CopyFrom(current.task)
         self.pending.clear()
         self._on_stop()
