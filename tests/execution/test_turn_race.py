@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from a2akit import RequestContext, TaskHandle
+from a2akit.examples.input_required import GreeterAgent
 from a2akit.generated import a2a_pb2 as pb
 from handlers.jsonrpc_app import create_app
 from tests.execution.processes import container, kit_env
@@ -66,19 +67,14 @@ def test_racing_turns_on_two_processes_are_stored_or_refused(
                      pb.TaskState.Name(stored.status.state).removeprefix("TASK_STATE_"))
 
 
-class SlowGreeter:
-    """The greeter, awaiting a moment before it answers a second turn: every turn of a burst
-    reads the task before the first of them writes."""
-
-    name = "Greeter"
-    description = "Asks for a name, then greets."
+class SlowGreeter(GreeterAgent):
+    """The demo greeter, awaiting a moment before it answers a second turn: every turn of a
+    burst reads the task before the first of them writes."""
 
     async def execute(self, context: RequestContext, task: TaskHandle) -> None:
-        if context.task is None:
-            await task.ask_input("What is your name?")
-            return
-        await asyncio.sleep(0.05)
-        await task.complete(f"Hello, {context.text}!")
+        if context.task is not None:
+            await asyncio.sleep(0.05)
+        await super().execute(context, task)
 
 
 @pytest.mark.anyio
