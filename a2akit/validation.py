@@ -7,6 +7,7 @@ wrong (a string where an object belongs) is checked by a2akit.protojson while pa
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from typing import Any
 
@@ -33,6 +34,8 @@ _ID_FIELDS = frozenset({"id", "task_id", "context_id", "message_id", "tenant",
                         "reference_task_ids"})
 _PART = "lf.a2a.v1.Part"
 _STRUCT = struct_pb2.Struct.DESCRIPTOR.full_name
+_VALUE = struct_pb2.Value.DESCRIPTOR.full_name
+_NOT_FINITE = "holds a number that is not finite (NaN or an infinity)"
 _Violations = list[tuple[str, str]]
 
 
@@ -231,28 +234,49 @@ def _content(message: Any, path: str) -> Iterator[tuple[str, str]]:
             size = value.ByteSize()
             if size > MAX_METADATA_BYTES:
                 yield where, f"is {size} bytes; metadata is at most {MAX_METADATA_BYTES} bytes"
-            elif _depth(value) > MAX_METADATA_DEPTH:
+                continue
+            depth, finite = _walk(value, MAX_METADATA_DEPTH)
+            if depth > MAX_METADATA_DEPTH:
                 yield where, (f"nests deeper than {MAX_METADATA_DEPTH} levels, the metadata "
                               "depth limit")
+            elif not finite:
+                yield where, _NOT_FINITE
+        elif field.message_type.full_name == _VALUE:
+            if not _walk(value, None)[1]:  # a data part: no depth limit of its own
+                yield where, _NOT_FINITE
         elif field.message_type.full_name == _PART and len(value) > MAX_PARTS_PER_MESSAGE:
             yield where, (f"has {len(value)} parts; at most {MAX_PARTS_PER_MESSAGE} parts per "
                           "message")
 
 
-def _depth(struct: struct_pb2.Struct) -> int:
-    """Nesting depth of a Struct (itself 1), without recursion: gRPC admits deep ones."""
+def _walk(node: struct_pb2.Struct | struct_pb2.Value, depth_limit: int | None
+          ) -> tuple[int, bool]:
+    """The nesting depth of a Struct (itself 1) or Value, and whether every number in it is
+    finite; without recursion (gRPC admits deep ones), stopping once either is known to fail
+    (past `depth_limit`, or at a number that is not finite).
+
+    Binary protobuf and JSON's `1e400` carry NaN and infinities, which ProtoJSON cannot write
+    in a Struct: a request holding one is refused before anything is stored."""
     deepest = 0
-    stack: list[tuple[Any, int]] = [(struct, 1)]
+    stack: list[tuple[Any, int]] = [(node, 1)]
     while stack:
-        node, level = stack.pop()
+        item, level = stack.pop()
         deepest = max(deepest, level)
-        if deepest > MAX_METADATA_DEPTH:
-            return deepest  # far enough to refuse it
-        values = node.fields.values() if isinstance(node, struct_pb2.Struct) else node.values
-        for item in values:
-            kind = item.WhichOneof("kind")
+        if depth_limit is not None and deepest > depth_limit:
+            return deepest, True  # far enough to refuse it
+        if isinstance(item, struct_pb2.Struct):
+            values: Any = item.fields.values()
+        elif isinstance(item, struct_pb2.ListValue):
+            values = item.values
+        else:
+            values = (item,)
+            level -= 1  # a Value is no level of its own
+        for value in values:
+            kind = value.WhichOneof("kind")
             if kind == "struct_value":
-                stack.append((item.struct_value, level + 1))
+                stack.append((value.struct_value, level + 1))
             elif kind == "list_value":
-                stack.append((item.list_value, level + 1))
-    return deepest
+                stack.append((value.list_value, level + 1))
+            elif kind == "number_value" and not math.isfinite(value.number_value):
+                return deepest, False
+    return deepest, True

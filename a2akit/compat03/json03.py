@@ -24,13 +24,13 @@ import binascii
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from google.protobuf import json_format, struct_pb2
+from google.protobuf import struct_pb2
 
 from a2akit.compat03 import convert
 from a2akit.errors import InvalidParamsError
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.generated import a2a_v0_3_pb2 as pb03
-from a2akit.protojson import dumps
+from a2akit.protojson import dumps, to_json
 
 __all__ = ["METHODS", "ROLES", "STATES", "decode_params", "encode", "task_payload"]
 
@@ -68,8 +68,7 @@ def task_payload(task: pb.Task) -> bytes:
 
 
 def _struct(value: struct_pb2.Struct) -> JsonObject:
-    out: JsonObject = json_format.MessageToDict(value)
-    return out
+    return to_json(value)  # the 1.0 encoder's Struct: a stored NaN reads as "NaN", not a 500
 
 
 def _put(out: JsonObject, name: str, value: Any) -> None:

@@ -31,7 +31,8 @@ def to_json(message: Message) -> dict[str, Any]:
 
     The output is json_format.MessageToDict's, key order included, but built by the encoders
     of a2akit.protojson.encode (json_format walks the descriptors on every call and costs
-    several times as much). Whatever they do not take on (a NaN in a Struct, an invalid
+    several times as much), which also write a NaN or infinity in a Struct as the string
+    "NaN" or "Infinity" where json_format raises. Whatever they do not take on (an invalid
     Timestamp, anything unexpected) is handed to json_format, which then returns its value
     or raises its error."""
     descriptor = message.DESCRIPTOR

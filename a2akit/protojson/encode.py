@@ -185,10 +185,10 @@ def _value(message: Any) -> Any:
     if kind == "string_value":
         return message.string_value
     if kind == "number_value":
-        number = message.number_value
-        if number - number != 0.0:
-            raise _Fallback  # NaN or infinite: json_format raises, as they would parse as text
-        return number
+        # NaN and the infinities are written as ProtoJSON writes a double ("NaN",
+        # "Infinity"), where json_format raises: requests carrying one are refused
+        # (a2akit.validation), but a task stored with one by an earlier version stays readable.
+        return _double(message.number_value)
     if kind == "bool_value":
         return message.bool_value
     if kind == "struct_value":
