@@ -30,7 +30,7 @@ from pathlib import Path
 from a2akit.agent_project import PYPROJECT, REQUIREMENTS, AgentProject, load_project
 from a2akit.settings import SettingsError
 
-__all__ = ["InstallError", "install", "kit_pins", "main"]
+__all__ = ["InstallError", "install", "kit_pins", "main", "marker"]
 
 ROOT = Path(__file__).resolve().parents[1]
 LOCK = ROOT / "requirements.lock"
@@ -68,13 +68,14 @@ def _fingerprint(project: AgentProject, lock: Path) -> str:
     return digest.hexdigest()
 
 
-def _marker(project: AgentProject) -> Path:
+def marker(project: AgentProject) -> Path:
+    """Where the fingerprint of the project's last install is kept."""
     return MARKERS / hashlib.sha256(str(project.root).encode()).hexdigest()[:16]
 
 
 def _up_to_date(project: AgentProject, fingerprint: str) -> bool:
-    marker = _marker(project)
-    if not marker.is_file() or marker.read_text() != fingerprint:
+    stamp = marker(project)
+    if not stamp.is_file() or stamp.read_text() != fingerprint:
         return False
     if project.name is None:
         return True
@@ -133,9 +134,9 @@ def install(project: AgentProject, *, lock: Path = LOCK, force: bool = False) ->
                              capture_output=True, text=True, check=False)
     if run.returncode != 0:
         raise InstallError(f"{project.root}: {_failure(run.stdout + chr(10) + run.stderr)}")
-    marker = _marker(project)
-    marker.parent.mkdir(parents=True, exist_ok=True)
-    marker.write_text(fingerprint)
+    stamp = marker(project)
+    stamp.parent.mkdir(parents=True, exist_ok=True)
+    stamp.write_text(fingerprint)
     return True
 
 
