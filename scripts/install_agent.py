@@ -131,9 +131,11 @@ def install(project: AgentProject, *, lock: Path = LOCK, force: bool = False) ->
         run = subprocess.run([sys.executable, "-m", "pip", "install",
                               "--disable-pip-version-check", "--progress-bar", "off",
                               "-c", str(pins), *target],
-                             capture_output=True, text=True, check=False)
+                             # A requirements file's relative paths are the project's.
+                             cwd=project.root, capture_output=True, text=True, check=False)
     if run.returncode != 0:
-        raise InstallError(f"{project.root}: {_failure(run.stdout + chr(10) + run.stderr)}")
+        output = run.stdout + "\n" + run.stderr
+        raise InstallError(f"{project.root}: {_failure(output)}")
     stamp = marker(project)
     stamp.parent.mkdir(parents=True, exist_ok=True)
     stamp.write_text(fingerprint)

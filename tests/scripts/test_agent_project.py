@@ -24,7 +24,7 @@ import pytest
 
 from a2akit.agent_project import load_project
 from a2akit.runtime import STARTUP_EXIT_CODE
-from scripts.install_agent import kit_pins, marker
+from scripts.install_agent import conflict_line, kit_pins, marker
 from tests.scripts.processes import ROOT, Start, clean_env, send_hello
 
 pytestmark = pytest.mark.slow
@@ -126,7 +126,7 @@ def test_a_projects_dependency_answers_on_every_binding(tmp_path: Path, start: S
     assert server.wait_for("a2akit: installing", timeout=240) == (
         f"a2akit: installing the agent project cow-agent ({project}, editable) and its "
         f"dependencies into {ROOT / '.venv'}: {DEPENDENCY}=={VERSION}")
-    grpc_address = server.wait_for("gRPC").split()[1]
+    grpc_address = server.wait_for("gRPC", timeout=240).split()[1]  # once pip is done
     url = server.wait_for("JSON-RPC").split()[-1]
     assert server.wait_for("Agent") == (
         f"Agent     cow_agent.agent:agent  (project {project})")
@@ -161,6 +161,23 @@ def test_a_conflict_with_a_kit_pin_is_one_line_naming_both(tmp_path: Path) -> No
         f"a2akit: cannot install the agent project: {project}: protobuf<5 conflicts with the "
         f"kit's pin protobuf=={pins['protobuf']} (requirements.lock); loosen the project's "
         "requirement"]
+
+
+def test_a_pyproject_projects_conflict_names_who_wants_the_other_version() -> None:
+    # pip's resolver report, as pip 26 prints it for a pyproject project.
+    report = """ERROR: Cannot install my-agent==0.1 because these package versions have \
+conflicting dependencies.
+
+The conflict is caused by:
+    my-agent 0.1 depends on protobuf<5
+    The user requested (constraint) protobuf==7.36.2
+
+To fix this you could try to:
+"""
+    assert conflict_line(report) == (
+        "protobuf<5 (from my-agent 0.1) conflicts with the kit's pin protobuf==7.36.2 "
+        "(requirements.lock); loosen the project's requirement")
+    assert conflict_line("ERROR: No matching distribution found for nothing-here") is None
 
 
 def test_a_new_agent_passes_its_own_test_and_serves(tmp_path: Path, start: Start,
