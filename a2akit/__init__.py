@@ -1,8 +1,10 @@
 """The A2A AWS kit's core. What an agent author imports::
 
     from a2akit import Agent, RequestContext, TaskHandle
+    from a2akit import parameter, secret  # what the agent reads at run time (agent_secrets)
 """
 
 from a2akit.agent import Agent, RequestContext, TaskHandle
+from a2akit.agent_secrets import parameter, secret
 
-__all__ = ["Agent", "RequestContext", "TaskHandle"]
+__all__ = ["Agent", "RequestContext", "TaskHandle", "parameter", "secret"]

@@ -43,6 +43,24 @@ class AgentProject:
         """pip can build it (a pyproject project); else its modules are the folder itself."""
         return self.name is not None
 
+    @property
+    def import_roots(self) -> tuple[Path, ...]:
+        """Where its modules are when it is not installed: `src/` (the src layout) or the
+        folder itself (a flat layout, a requirements.txt project)."""
+        src = self.root / "src"
+        return (src,) if self.installable and src.is_dir() else (self.root,)
+
+    def entry(self) -> str:
+        """Its agent's `module:attribute`. Raises SettingsError naming A2A_AGENT_PROJECT
+        and A2A_AGENT when the project names none."""
+        if self.agent is not None:
+            return self.agent
+        if not self.installable:
+            raise SettingsError(f"{_VARIABLE}={self.root} is a {REQUIREMENTS} project: name "
+                                "its agent with A2A_AGENT=module:attribute")
+        raise SettingsError(f"{_VARIABLE}={self.root}: {PYPROJECT} has no [tool.a2akit] agent "
+                            '= "package.module:attribute" (or set A2A_AGENT)')
+
 
 def load_project(path: str | Path) -> AgentProject:
     """The project at `path`. Raises SettingsError naming A2A_AGENT_PROJECT and the file to

@@ -50,26 +50,40 @@ class StartupError(Exception):
     unreachable, a port is taken); the message is one line that names what to fix."""
 
 
-def load_agent(path: str) -> Agent:
-    """Import `module:attribute`; the attribute is an agent, or a class/factory making one.
+def load_agent(settings: Settings) -> Agent:
+    """Import `settings.agent` (`module:attribute`); the attribute is an agent, or a
+    class/factory making one. With an agent project, its folders are searched after the
+    installed packages, so its agent imports whether or not `./dev install-agent` installed
+    it (its dependencies must be installed).
 
-    Raises SettingsError naming A2A_AGENT for anything else, and when importing the module
-    or making the agent fails (with the exception and where it was raised)."""
+    Raises SettingsError naming A2A_AGENT (A2A_AGENT_PROJECT when the entry is the
+    project's) for anything else, and when importing the module or making the agent fails
+    (with the exception and where it was raised)."""
+    path = settings.agent
+    project = settings.agent_project
+    where, hint = f"{ENV.AGENT}={path!r}", ""
+    if project is not None:
+        for root in map(str, project.import_roots):
+            if root not in sys.path:
+                sys.path.append(root)
+        hint = f" (./dev install-agent {project.root} installs the project and its dependencies)"
+        if path == project.agent:
+            where = f"{ENV.AGENT_PROJECT}={project.root}: [tool.a2akit] agent {path!r}"
     module_name, _, attribute = path.partition(":")
     if not module_name or not attribute:
-        raise SettingsError(f"A2A_AGENT must look like module:attribute, not {path!r}")
+        raise SettingsError(f"{where} must look like module:attribute")
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise SettingsError(f"A2A_AGENT={path!r} cannot be imported: {exc}") from exc
+        raise SettingsError(f"{where} cannot be imported: {exc}{hint}") from exc
     except Exception as exc:
         # The agent's own module failed while importing: say where, as a traceback would.
-        raise SettingsError(f"A2A_AGENT={path!r} failed while importing: "
+        raise SettingsError(f"{where} failed while importing: "
                             f"{type(exc).__name__}: {exc}{_where(exc)}") from exc
     try:
         target = getattr(module, attribute)
     except AttributeError as exc:
-        raise SettingsError(f"A2A_AGENT={path!r} cannot be imported: {exc}") from exc
+        raise SettingsError(f"{where} cannot be imported: {exc}") from exc
     if hasattr(target, "execute") and not isinstance(target, type):
         agent = target
     elif callable(target):
@@ -77,13 +91,13 @@ def load_agent(path: str) -> Agent:
             agent = target()
         except Exception as exc:
             # The agent's constructor failed (or the factory wants arguments): say where.
-            raise SettingsError(f"A2A_AGENT={path!r} could not make the agent: "
+            raise SettingsError(f"{where} could not make the agent: "
                                 f"{type(exc).__name__}: {exc}{_where(exc)}") from exc
     else:
-        raise SettingsError(f"A2A_AGENT={path!r} is a {type(target).__name__}, not an agent "
+        raise SettingsError(f"{where} is a {type(target).__name__}, not an agent "
                             "or a class or factory that makes one")
     if not isinstance(agent, Agent):
-        raise SettingsError(f"A2A_AGENT={path!r} has no async execute(context, task) method")
+        raise SettingsError(f"{where} has no async execute(context, task) method")
     return agent
 
 
@@ -168,7 +182,7 @@ def build_operations(settings: Settings, store: TaskStore | None = None,
                      authenticator: Authenticator | None = None) -> Operations:
     """The core, assembled once per process: agent, store (with in-process push delivery
     when configured), authenticator, card, and where agents run."""
-    agent = agent if agent is not None else load_agent(settings.agent)
+    agent = agent if agent is not None else load_agent(settings)
     # The store and the queue before the authenticator: a kit that cannot reach them says
     # only that, not the anonymous-access warning first.
     store = make_store(settings) if store is None else store

@@ -12,12 +12,15 @@ import math
 import os
 import re
 from collections.abc import Callable, Mapping
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    from a2akit.agent_project import AgentProject
 
 __all__ = ["ALL_OPERATIONS", "DEFAULT_MAX_TASK_BYTES", "ENV", "EXECUTION_MODES", "INLINE",
            "JWT_ALGORITHMS", "PUSH_DELIVERY_MODES", "QUEUE", "STREAM", "Settings", "SettingsError",
-           "check_fetch_url"]
+           "check_fetch_url", "name_map"]
 
 N = TypeVar("N", int, float)
 
@@ -29,6 +32,15 @@ class SettingsError(ValueError):
 # Environment variable names, one place.
 class ENV:
     AGENT = "A2A_AGENT"
+    # The user's agent project (a2akit/agent_project.py): its folder.
+    AGENT_PROJECT = "A2A_AGENT_PROJECT"
+    # What the agent reads at run time (a2akit/agent_secrets.py): NAME=where,... in AWS, and
+    # the families A2A_SECRET_<NAME> / A2A_PARAMETER_<NAME> (their prefixes) locally.
+    AGENT_SECRETS = "A2A_AGENT_SECRETS"
+    AGENT_PARAMETERS = "A2A_AGENT_PARAMETERS"
+    SECRETS_MAX_AGE_SECONDS = "A2A_SECRETS_MAX_AGE_SECONDS"
+    SECRET_PREFIX = "A2A_SECRET_"
+    PARAMETER_PREFIX = "A2A_PARAMETER_"
     TABLE = "A2A_TABLE"
     DYNAMODB_ENDPOINT = "AWS_ENDPOINT_URL_DYNAMODB"
     PUBLIC_URL = "A2A_PUBLIC_URL"
@@ -110,7 +122,14 @@ ALL_OPERATIONS = "*"
 
 @dataclasses.dataclass(frozen=True)
 class Settings:
+    # `module:attribute`: A2A_AGENT, else the agent project's [tool.a2akit] agent, else echo.
     agent: str = DEFAULT_AGENT
+    # The agent project (A2A_AGENT_PROJECT): its folders are where `agent` is imported from.
+    agent_project: AgentProject | None = None
+    # Secret and parameter names -> their Secrets Manager id, SSM path (a2akit.agent_secrets).
+    agent_secrets: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    agent_parameters: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    secrets_max_age_seconds: float = 300.0
     table: str | None = None
     dynamodb_endpoint: str | None = None
     public_url: str = "http://127.0.0.1:8000/"
@@ -203,8 +222,14 @@ class Settings:
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
         env = os.environ if environ is None else environ
+        agent, project = _agent(env)
         return cls(
-            agent=env.get(ENV.AGENT) or DEFAULT_AGENT,
+            agent=agent,
+            agent_project=project,
+            agent_secrets=name_map(env, ENV.AGENT_SECRETS),
+            agent_parameters=name_map(env, ENV.AGENT_PARAMETERS),
+            secrets_max_age_seconds=_seconds(env, ENV.SECRETS_MAX_AGE_SECONDS,
+                                             cls.secrets_max_age_seconds),
             table=env.get(ENV.TABLE) or None,
             dynamodb_endpoint=env.get(ENV.DYNAMODB_ENDPOINT) or None,
             public_url=env.get(ENV.PUBLIC_URL) or cls.public_url,
@@ -272,6 +297,36 @@ class Settings:
                                   maximum=100),
             push_dlq_url=env.get(ENV.PUSH_DLQ_URL) or None,
         )
+
+
+def _agent(env: Mapping[str, str]) -> tuple[str, AgentProject | None]:
+    """The agent's import path and the project it comes from: A2A_AGENT wins over the
+    project's own entry (a requirements.txt project has none: A2A_AGENT names it)."""
+    explicit = env.get(ENV.AGENT) or None
+    folder = env.get(ENV.AGENT_PROJECT)
+    if not folder:
+        return explicit or DEFAULT_AGENT, None
+    # Only with a project: tomllib and the file stay off the Lambda door's path otherwise.
+    from a2akit.agent_project import load_project
+
+    project = load_project(folder)
+    return explicit or project.entry(), project
+
+
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def name_map(env: Mapping[str, str], variable: str) -> dict[str, str]:
+    """`NAME=value,NAME2=value2` in `variable` -> {NAME: value}; NAME is an identifier (it
+    also names A2A_SECRET_<NAME>). Raises SettingsError naming the variable."""
+    names: dict[str, str] = {}
+    for item in _list(env.get(variable)):
+        name, sep, value = (part.strip() for part in item.partition("="))
+        if not sep or not _NAME.match(name) or not value or name in names:
+            raise SettingsError(f"{variable} entries must look like NAME=value, each NAME once "
+                                f"(letters, digits, _), not {item!r}")
+        names[name] = value
+    return names
 
 
 def _bool(env: Mapping[str, str], name: str) -> bool:

@@ -24,7 +24,7 @@ with explain_startup_errors(reraise=True):
     logs.configure(settings.log_level, "worker")
     store = make_store(settings)
     delivery = attach_push_delivery(settings, store)
-    worker = Worker(settings, store, load_agent(settings.agent))
+    worker = Worker(settings, store, load_agent(settings))
 _loop = asyncio.new_event_loop()
 
 

@@ -128,7 +128,8 @@ async def main() -> None:
         f"JSON-RPC  {settings.public_url}",
         f"HTTP+JSON {rest_url(settings)}  (POST message:send, GET tasks/{{id}}: docs/rest.md)",
         f"Card      {settings.public_url.rstrip('/')}/.well-known/agent-card.json",
-        f"Agent     {settings.agent}",
+        f"Agent     {settings.agent}" + (f"  (project {settings.agent_project.root})"
+                                             if settings.agent_project else ""),
         f"Store     {_store(settings)}",
         "Try:",
         "  " + _curl(settings.public_url),

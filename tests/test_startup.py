@@ -63,6 +63,8 @@ BAD_SETTINGS = {
                                           "A2A_QUEUE_URL": "http://127.0.0.1:9/1/q"}),
     "agent-not-callable": ("A2A_AGENT", {"A2A_AGENT": "a2akit.limits:MAX_JSON_DEPTH"}),
     "agent-factory-wants-arguments": ("A2A_AGENT", {"A2A_AGENT": "a2akit.runtime:load_agent"}),
+    "project-missing": ("A2A_AGENT_PROJECT", {"A2A_AGENT_PROJECT": "/no/such/agent-project"}),
+    "secrets-malformed": ("A2A_AGENT_SECRETS", {"A2A_AGENT_SECRETS": "MODEL_KEY"}),
 }
 
 

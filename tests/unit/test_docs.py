@@ -1,7 +1,8 @@
 """The documentation cannot drift from the code it describes.
 
-- docs/settings.md lists exactly the environment variables `a2akit/settings.py` reads, and no
-  page names an `A2A_*`-style variable the code does not read;
+- docs/settings.md lists exactly the environment variables `a2akit/settings.py` reads (a
+  family such as `A2A_SECRET_<NAME>` by one row), and no page names an `A2A_*`-style variable
+  the code does not read;
 - docs/errors.md's table is the error catalogue, row for row;
 - every relative link in README.md, docs/*.md and infra/README.md reaches a file (and
   heading) that exists;
@@ -72,9 +73,17 @@ def _code(cell: str) -> str | None:
 
 
 def _documented_variables() -> list[str]:
-    """The first cell of every table row that is one upper-case name in a code span."""
+    """The first cell of every table row that is one upper-case name in a code span; a
+    family's row (`A2A_SECRET_<NAME>`) stands for its prefix (`A2A_SECRET_`)."""
     names = (_code(row[0]) for row in _table_rows(SETTINGS_DOC.read_text()))
-    return [name for name in names if name and re.fullmatch(r"[A-Z][A-Z0-9_]*", name)]
+    return [name.removesuffix("<NAME>") for name in names
+            if name and re.fullmatch(r"[A-Z][A-Z0-9_]*(_<NAME>)?", name)]
+
+
+def _families() -> tuple[str, ...]:
+    """The prefixes of the variable families settings declare (`A2A_SECRET_`): any name
+    that starts with one is a member (`A2A_SECRET_MODEL_KEY`)."""
+    return tuple(name for name in _variables_settings_reads() if name.endswith("_"))
 
 
 def test_settings_doc_lists_every_variable_settings_reads() -> None:
@@ -93,7 +102,8 @@ def test_settings_doc_lists_every_variable_settings_reads() -> None:
 @pytest.mark.parametrize("page", PAGES, ids=lambda page: str(page.relative_to(ROOT)))
 def test_pages_name_only_variables_the_code_reads(page: Path) -> None:
     read = _variables_settings_reads()
-    named = {match.group(1) for match in _VARIABLE.finditer(page.read_text())}
+    named = {match.group(1) for match in _VARIABLE.finditer(page.read_text())
+             if not match.group(1).startswith(_families())}
     assert not named - read, (f"{page.relative_to(ROOT)} names {', '.join(sorted(named - read))}"
                               ", which a2akit/settings.py does not read")
 

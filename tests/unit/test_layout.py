@@ -91,7 +91,10 @@ def test_the_front_door_loads_no_other_entry_points_dependencies() -> None:
     loaded = subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True,
                             capture_output=True, text=True,
                             env={"A2A_ALLOW_ANONYMOUS": "true", "PATH": ""}).stdout
-    for heavy in ("grpc", "boto3", "botocore", "httpx", "jwt", "cryptography", "uvicorn"):
+    # pip and tomllib: the agent project's install and pyproject reading, which only
+    # A2A_AGENT_PROJECT brings in.
+    for heavy in ("grpc", "boto3", "botocore", "httpx", "jwt", "cryptography", "uvicorn",
+                  "pip", "tomllib"):
         assert f"'{heavy}'" not in loaded, heavy
 
 

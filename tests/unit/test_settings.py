@@ -141,14 +141,14 @@ def test_queue_execution_needs_a_shared_store() -> None:
                                  "a2akit.settings:ENV"])
 def test_bad_agent_is_refused_naming_the_variable(raw: str) -> None:
     with pytest.raises(SettingsError, match=ENV.AGENT):
-        load_agent(Settings.from_env({ENV.AGENT: raw}).agent)
+        load_agent(Settings.from_env({ENV.AGENT: raw}))
 
 
 def test_agent_may_be_an_instance_or_a_class() -> None:
     from a2akit.examples.echo import EchoAgent, agent
 
-    assert load_agent("a2akit.examples.echo:agent") is agent
-    assert isinstance(load_agent("a2akit.examples.echo:EchoAgent"), EchoAgent)
+    assert load_agent(Settings(agent="a2akit.examples.echo:agent")) is agent
+    assert isinstance(load_agent(Settings(agent="a2akit.examples.echo:EchoAgent")), EchoAgent)
 
 
 def test_push_settings_are_read() -> None:
