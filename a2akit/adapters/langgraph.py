@@ -48,7 +48,7 @@ from a2akit.agent import RequestContext, TaskHandle
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.settings import ENV, Settings
 
-__all__ = ["CHECKPOINT_TABLE_KEYS", "LangGraphAgent", "default_checkpointer"]
+__all__ = ["CHECKPOINT_TABLE_KEYS", "LangGraphAgent", "default_checkpointer", "tool_skills"]
 
 FRAMEWORK = "LangGraph"
 # The table DynamoDBSaver reads and writes: string keys PK and SK, TTL attribute `ttl`.
@@ -86,7 +86,8 @@ class LangGraphAgent:
         self.skills = list(skills) if skills is not None else tool_skills(graph)
         if not isinstance(graph.checkpointer, BaseCheckpointSaver):
             # Interrupts and multi-turn need one; compiled without, the graph gets ours.
-            graph = graph.copy(update={"checkpointer": checkpointer or default_checkpointer()})
+            saver = checkpointer if checkpointer is not None else default_checkpointer()
+            graph = graph.copy(update={"checkpointer": saver})
         self.graph = graph
         self._recursion_limit = recursion_limit
 
@@ -94,28 +95,26 @@ class LangGraphAgent:
         config: RunnableConfig = {"configurable": {"thread_id": context.context_id}}
         if self._recursion_limit is not None:
             config["recursion_limit"] = self._recursion_limit
-        run_input: Any
-        if context.task is not None and (
-                context.task.status.state == pb.TASK_STATE_INPUT_REQUIRED):
-            pending = (await self.graph.aget_state(config)).interrupts
-            if not pending:
-                # An in-memory checkpoint stays in the process that wrote it.
-                await task.fail("This conversation's checkpoint is gone, so the graph cannot "
-                                "resume; send the request again")
-                return
-            run_input = Command(resume=_resume_value(pending, context.text))
-        else:
-            run_input = {"messages": [HumanMessage(context.text, id=context.message.message_id)]}
         await task.working()
-        turn = TurnStream(task)
         async with framework_errors(task, FRAMEWORK, context.log):
+            run_input: Any = {"messages": [HumanMessage(context.text,
+                                                        id=context.message.message_id)]}
+            if context.task is not None and (
+                    context.task.status.state == pb.TASK_STATE_INPUT_REQUIRED):
+                pending = (await self.graph.aget_state(config)).interrupts
+                if not pending:
+                    # An in-memory checkpoint stays in the process that wrote it.
+                    await task.fail("This conversation's checkpoint is gone, so the graph "
+                                    "cannot resume; send the request again")
+                    return
+                run_input = Command(resume=_resume_value(pending, context.text))
+            turn = TurnStream(task)
             interrupts = await _stream(self.graph, run_input, config, turn)
             await turn.finish()
             if interrupts:
                 await task.ask_input("\n".join(_question(i.value) for i in interrupts))
             else:
                 await task.complete()
-
 
 async def _stream(graph: Pregel[Any, Any, Any, Any], run_input: Any, config: RunnableConfig,
                   turn: TurnStream) -> list[Interrupt]:
