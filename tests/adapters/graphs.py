@@ -9,6 +9,7 @@ TOKEN_DELAY_SECONDS (environment, read at import; default 0.05):
     "slowtool"   asks for `slow_lookup`, which waits a minute unless cancelled
     "boom"       raises ModelOverloaded, whose text holds what must not reach a caller
     "recall"     answers with every earlier human message of the thread
+    "long"       writes 400 words (20 s), unless cancelled
     anything     "You said: <text>. I have seen <n> messages in this thread so far."
 """
 
@@ -36,7 +37,8 @@ SECRET = "sk-live-123 at 10.1.2.3"  # in the model's exception text: never in a 
 
 
 class ToolWatch:
-    """When slow_lookup started and ended, for the cancellation test in this process."""
+    """When slow_lookup (or a long answer) started and ended, for the cancellation tests in
+    this process."""
 
     def __init__(self) -> None:
         self.reset()
@@ -47,6 +49,7 @@ class ToolWatch:
 
 
 SLOW_TOOL = ToolWatch()
+LONG_ANSWER = ToolWatch()
 
 
 class ModelOverloaded(RuntimeError):
@@ -76,14 +79,21 @@ class ScriptedChatModel(GenericFakeChatModel):
         elif said == "recall":
             earlier = [m.text for m in messages[:-1] if isinstance(m, HumanMessage)]
             answer = "Earlier you said: " + " | ".join(earlier)
+        elif said == "long":
+            answer = " ".join(["word"] * 400)
         else:
             answer = (f"You said: {said}. I have seen {len(messages)} messages in this "
                       "thread so far.")
-        for i, word in enumerate(answer.split(" ")):
-            await asyncio.sleep(self.delay)
-            # BaseChatModel passes each chunk on to the callbacks (LangGraph's "messages").
-            yield ChatGenerationChunk(message=AIMessageChunk(
-                content=word if i == 0 else " " + word))
+        watch = LONG_ANSWER if said == "long" else ToolWatch()
+        watch.started.set()
+        try:
+            for i, word in enumerate(answer.split(" ")):
+                await asyncio.sleep(self.delay)
+                # BaseChatModel passes each chunk on to the callbacks (LangGraph's "messages").
+                yield ChatGenerationChunk(message=AIMessageChunk(
+                    content=word if i == 0 else " " + word))
+        finally:
+            watch.ended.set()
 
 
 @tool
@@ -152,6 +162,6 @@ def make_interviewer() -> LangGraphAgent:
 agent = make_agent()
 interviewer = make_interviewer()
 
-__all__ = ["DELAY_ENV", "SECRET", "SLOW_TOOL", "ModelOverloaded", "ScriptedChatModel", "ToolWatch",
-           "agent", "chat_graph", "interview_graph", "interviewer", "make_agent",
-           "make_interviewer"]
+__all__ = ["DELAY_ENV", "LONG_ANSWER", "SECRET", "SLOW_TOOL", "ModelOverloaded",
+           "ScriptedChatModel", "ToolWatch", "agent", "chat_graph", "interview_graph",
+           "interviewer", "make_agent", "make_interviewer"]

@@ -21,6 +21,7 @@ from a2akit.adapters.langgraph import LangGraphAgent
 from a2akit.generated import a2a_pb2 as pb
 from tests.adapters.conftest import Kit
 from tests.adapters.graphs import (
+    LONG_ANSWER,
     SECRET,
     SLOW_TOOL,
     ScriptedChatModel,
@@ -119,6 +120,26 @@ async def test_cancel_during_a_tool_call_stops_the_tool_within_a_second(kit: Kit
     assert "Calling slow_lookup" in str(rest)
     assert rest[-1].status_update.status.state == pb.TASK_STATE_CANCELED
     assert not any(event.HasField("artifact_update") for event in rest)
+
+
+async def test_cancel_while_the_model_writes_stops_the_model_within_a_second(kit: Kit) -> None:
+    env = await kit(make_agent())
+    LONG_ANSWER.reset()
+    stream = env.stub.SendStreamingMessage(send_request("long"), metadata=V1)
+    task_id, chunks = "", 0
+    while chunks < 3:
+        event = await stream.read()
+        assert isinstance(event, pb.StreamResponse)
+        task_id = task_id or event.task.id
+        chunks += event.HasField("artifact_update")
+    await env.stub.CancelTask(pb.CancelTaskRequest(id=task_id), metadata=V1)
+    async with asyncio.timeout(1):  # the model's stream was closed mid-answer
+        await LONG_ANSWER.ended.wait()
+    while (event := await stream.read()) is not grpc.aio.EOF:
+        last = event
+    assert last.status_update.status.state == pb.TASK_STATE_CANCELED
+    task = await env.stub.GetTask(pb.GetTaskRequest(id=task_id), metadata=V1)
+    assert len("".join(p.text for p in task.artifacts[0].parts).split()) < 100
 
 
 async def test_a_model_exception_fails_the_task_naming_only_its_type(kit: Kit) -> None:
