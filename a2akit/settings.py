@@ -95,6 +95,8 @@ class ENV:
     PUSH_BACKOFF_CAP_SECONDS = "A2A_PUSH_BACKOFF_CAP_SECONDS"
     PUSH_MAX_CONFIGS = "A2A_PUSH_MAX_CONFIGS"
     PUSH_DLQ_URL = "A2A_PUSH_DLQ_URL"
+    # Framework adapters (docs/frameworks.md).
+    LANGGRAPH_CHECKPOINT_TABLE = "A2A_LANGGRAPH_CHECKPOINT_TABLE"
 
 
 DEFAULT_AGENT = "a2akit.examples.echo:agent"
@@ -207,6 +209,10 @@ class Settings:
     auth_refresh_seconds: float = 60.0
     # Timeout of one fetch (discovery document, JWKS, secret or parameter).
     auth_timeout_seconds: float = 3.0
+    # --- framework adapters (a2akit/adapters) ---------------------------------------------------
+    # LangGraph's checkpoints (a2akit.adapters.langgraph): a DynamoDB table of their own, so a
+    # graph waiting for input resumes in any process; None: in memory, this process only.
+    langgraph_checkpoint_table: str | None = None
 
     def __post_init__(self) -> None:
         _check_auth(self)
@@ -296,6 +302,7 @@ class Settings:
             push_max_configs=_int(env, ENV.PUSH_MAX_CONFIGS, cls.push_max_configs, minimum=1,
                                   maximum=100),
             push_dlq_url=env.get(ENV.PUSH_DLQ_URL) or None,
+            langgraph_checkpoint_table=env.get(ENV.LANGGRAPH_CHECKPOINT_TABLE) or None,
         )
 
 

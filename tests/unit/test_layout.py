@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("a2akit", "handlers", "grpc_service")
 
@@ -96,6 +98,25 @@ def test_the_front_door_loads_no_other_entry_points_dependencies() -> None:
     for heavy in ("grpc", "boto3", "botocore", "httpx", "jwt", "cryptography", "uvicorn",
                   "pip", "tomllib"):
         assert f"'{heavy}'" not in loaded, heavy
+
+
+# What the framework adapters (a2akit/adapters) import: the OpenAI Agents SDK's package is
+# `agents`. Only an adapter module loads them, and only an agent that names it loads that.
+FRAMEWORKS = ("langgraph", "langchain_core", "langsmith", "strands", "agents", "openai")
+
+
+@pytest.mark.parametrize("door", ["handlers.jsonrpc", "handlers.stream"])
+def test_the_doors_load_no_agent_framework(door: str) -> None:
+    code = (f"import sys, {door}, a2akit.adapters; "
+            "print(sorted({m.split('.')[0] for m in sys.modules}), "
+            "sorted(m for m in sys.modules if m.startswith('a2akit.adapters.')))")
+    loaded = subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True,
+                            capture_output=True, text=True,
+                            env={"A2A_ALLOW_ANONYMOUS": "true", "PATH": ""}).stdout
+    top, adapters = loaded.strip().splitlines()[-1].split("] [")
+    for framework in FRAMEWORKS:
+        assert f"'{framework}'" not in top, framework
+    assert adapters == "]", adapters
 
 
 def test_the_http_json_binding_loads_on_its_first_request() -> None:
