@@ -156,7 +156,13 @@ class JsonFormatter(logging.Formatter):
             line["xray_trace_id"] = xray.partition(";")[0].removeprefix("Root=")
         if record.exc_info:
             line["exception"] = self.formatException(record.exc_info)
-        return json.dumps(line, separators=(",", ":"), ensure_ascii=False, default=str)
+        text = json.dumps(line, separators=(",", ":"), ensure_ascii=False, default=str)
+        # Non-ASCII stays readable, but these three break lines for `splitlines` and some log
+        # shippers; JSON writes every other line break escaped. (Only found inside strings.)
+        return text.translate(_LINE_BREAKS)
+
+
+_LINE_BREAKS = {ord(ch): f"\\u{ord(ch):04x}" for ch in "\u0085\u2028\u2029"}
 
 
 def configure(level: str, service: str) -> None:
