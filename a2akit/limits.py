@@ -40,7 +40,8 @@ MAX_METADATA_DEPTH = 16
 """Deepest nesting inside one `metadata` object; the object itself is level 1."""
 
 MAX_HISTORY_LENGTH = 1000
-"""Largest `historyLength` a request may ask for; leave it unset for the whole history."""
+"""Most messages a `historyLength` returns: a larger one is served as this many (leave it
+unset for the whole history)."""
 
 ERROR_DETAIL_CHARS = 256
 """Error metadata values and field violations are cut to this length: an error never

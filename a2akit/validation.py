@@ -157,23 +157,19 @@ def _is_set(message: Message, field: Any) -> bool:
 
 def check_history_length(message: Message, field: str = "history_length") -> int | None:
     """The requested history cap, or None when unset. Raises InvalidParamsError when it is
-    negative or over MAX_HISTORY_LENGTH."""
+    negative; above MAX_HISTORY_LENGTH it is read as MAX_HISTORY_LENGTH (the spec's
+    `historyLength` is "at most this many": a larger ask is served, capped)."""
     if not message.HasField(field):
         return None
     value: int = getattr(message, field)
     problem = _history_problem(value)
     if problem:
         raise InvalidParamsError(f"historyLength {problem}", violations=[(field, problem)])
-    return value
+    return min(value, MAX_HISTORY_LENGTH)
 
 
 def _history_problem(value: int) -> str:
-    if value < 0:
-        return "must be >= 0"
-    if value > MAX_HISTORY_LENGTH:
-        return f"must be at most {MAX_HISTORY_LENGTH} (the history length limit); " \
-               "leave it unset for the whole history"
-    return ""
+    return "must be >= 0" if value < 0 else ""
 
 
 def check_enum_values(message: Message) -> None:

@@ -62,6 +62,9 @@ _INT_RANGES = {
     FieldDescriptor.TYPE_FIXED64: (0, 2**64 - 1),
 }
 # ProtoJSON bytes: standard or URL-safe base64, padded or not (not both alphabets at once).
+# What an integer written as a string may be: the number texts json_format reads ("007",
+# "+1", "2.0", "1e3"), in ASCII digits only.
+_ASCII_NUMBER = re.compile(r"[+-]?(?=\.?[0-9])[0-9]*\.?[0-9]*(?:[eE][+-]?[0-9]+)?", re.ASCII)
 _BASE64 = re.compile(r"(?:[A-Za-z0-9+/]*|[A-Za-z0-9_-]*)={0,2}")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # RFC 3339 5.6 time-offset: Z, or +HH:MM / -HH:MM within a day. json_format reads any digits
@@ -221,6 +224,10 @@ def _int_problem(value: object, low: int, high: int) -> str:
     elif isinstance(value, float) and value.is_integer():
         number = int(value)
     elif isinstance(value, str):  # ProtoJSON also allows integers as strings
+        if not _ASCII_NUMBER.fullmatch(value):
+            # int() and float() also take other scripts' digits, spaces and underscores:
+            # ASCII digits only, as the version check reads them.
+            return "must be an integer"
         try:
             number = int(value)
         except ValueError:

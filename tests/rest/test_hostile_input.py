@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, note
 from hypothesis import strategies as st
 
-from a2akit.limits import MAX_HISTORY_LENGTH, MAX_ID_BYTES, MAX_JSON_DEPTH
+from a2akit.limits import MAX_ID_BYTES, MAX_JSON_DEPTH
 from tests.jsonrpc.client import Reply
 from tests.rest.client import KINDS, Rest, error_of, reason, serve_rest, violations
 from tests.support.harness import memory_operations
@@ -84,10 +84,20 @@ def test_odd_bytes_in_a_path_segment_are_answered(rest: Rest, segment: str) -> N
 
 
 @pytest.mark.parametrize(("query", "field"), [
-    (f"historyLength={MAX_HISTORY_LENGTH + 1}", "history_length"),
+    ("historyLength=-1", "history_length"),
     ("historyLength=2147483648", "history_length"),
     ("historyLength=", "history_length"),
     ("historyLength=1.5", "history_length"),
+    # Integers are ASCII digits (issue 33, item 9): not fullwidth, Arabic-Indic or Devanagari
+    # digits, nor the spaces and underscores Python's int() would also take.
+    ("historyLength=%EF%BC%91", "history_length"),
+    ("historyLength=%D9%A1", "history_length"),
+    ("historyLength=%E0%A5%A7", "history_length"),
+    ("historyLength=1_0", "history_length"),
+    ("historyLength=%201", "history_length"),
+    ("historyLength=1%20", "history_length"),
+    ("pageSize=%EF%BC%95", "page_size"),
+    ("pageSize=%D9%A5.0", "page_size"),
     ("includeArtifacts=TRUE", "include_artifacts"),
     ("includeArtifacts=1", "include_artifacts"),
     ("status=", "status"),
