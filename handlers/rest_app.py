@@ -65,6 +65,10 @@ class RestBinding:
     async def answer(self, request: Request) -> Response:
         try:
             path = request.scope["path"][len(self.prefix):]
+            if path.startswith("//"):
+                # A client that joins the interface URL's slash and a route's: one slash.
+                # Only the leading ones: an empty segment further in names another resource.
+                path = "/" + path.lstrip("/")
             route, variables, allowed = find_route(request.method, path)
             if route is None:
                 return self._no_route(request.method, path, allowed)

@@ -103,7 +103,9 @@ class AsgiClient(Client):
 
     def request(self, method: str, path: str, body: bytes = b"",
                 headers: Mapping[str, str | None] | None = None, query: str = "") -> Reply:
-        r = self._client.request(method, path + ("?" + query if query else ""), content=body,
+        # An absolute URL: a path starting "//" would otherwise be read as a host.
+        url = str(self._client.base_url).rstrip("/") + path
+        r = self._client.request(method, url + ("?" + query if query else ""), content=body,
                                  headers=_present({k.lower(): v for k, v in
                                                    (headers or {}).items()}))
         return Reply(r.status_code, dict(r.headers), r.content)

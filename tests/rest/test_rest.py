@@ -187,6 +187,18 @@ def test_tenant_forms_scope_the_task(rest: Rest) -> None:
     assert rest.ok("GET", f"/acme/tasks/{other['id']}")["id"] == other["id"]
 
 
+def test_a_route_joined_to_the_interface_url_with_its_slash_is_served(rest: Rest) -> None:
+    """A client joining `https://host/` and `/message:send` asks for `//message:send`: the
+    leading slashes are one (issue 33, item 11); the tenant and the resource stay the same."""
+    task = _task(rest, prefix="/")
+    assert rest.ok("GET", f"//tasks/{task['id']}")["id"] == task["id"]
+    acme = _task(rest, prefix="//acme")
+    assert [t["id"] for t in rest.ok("GET", "///acme/tasks")["tasks"]] == [acme["id"]]
+    assert rest.ok("GET", "/tasks")["totalSize"] == 1
+    # Inside the path an empty segment is not collapsed: it would name another resource.
+    assert rest.call("GET", f"/acme//tasks/{acme['id']}").status == 404
+
+
 def test_base_path_prefixes_every_route_and_the_card_url() -> None:
     settings = Settings(allow_anonymous=True, public_url="https://agent.example.com/prod/",
                         rest_base_path="/prod/a2a")
@@ -194,6 +206,7 @@ def test_base_path_prefixes_every_route_and_the_card_url() -> None:
         for rest in serve_rest(kind, memory_operations(settings=settings), prefix="/prod/a2a"):
             task = _task(rest)
             assert rest.ok("GET", f"/tasks/{task['id']}")["id"] == task["id"]
+            assert rest.ok("GET", f"//tasks/{task['id']}")["id"] == task["id"]
             card = rest.client.get("/prod/.well-known/agent-card.json").json()
             assert card["supportedInterfaces"][1] == {
                 "url": "https://agent.example.com/prod/a2a", "protocolBinding": "HTTP+JSON",
