@@ -238,7 +238,7 @@ class Settings:
                                              cls.secrets_max_age_seconds),
             table=env.get(ENV.TABLE) or None,
             dynamodb_endpoint=env.get(ENV.DYNAMODB_ENDPOINT) or None,
-            public_url=env.get(ENV.PUBLIC_URL) or cls.public_url,
+            public_url=_public_url(env.get(ENV.PUBLIC_URL)) or cls.public_url,
             grpc_address=_grpc_address(env.get(ENV.GRPC_ADDRESS)),
             rest_base_path=_base_path(env.get(ENV.REST_BASE_PATH)),
             allow_anonymous=_bool(env, ENV.ALLOW_ANONYMOUS),
@@ -452,6 +452,25 @@ def _grpc_address(raw: str | None) -> str | None:
 
 
 _BASE_PATH = re.compile(r"^(/[A-Za-z0-9._~-]+)*/?$")
+
+
+def _public_url(raw: str | None) -> str | None:
+    """An http(s) URL with a host, a valid port and a plain path: what the card names and
+    the routes are placed under (a query or fragment could not be either)."""
+    if not raw:
+        return None
+    parts = urlsplit(raw)
+    try:
+        parts.port  # noqa: B018 - raises ValueError when out of range or not a number
+        valid = (parts.scheme in ("http", "https") and bool(parts.hostname)
+                 and not parts.query and not parts.fragment and "\\" not in raw
+                 and not any(ch.isspace() for ch in raw))
+    except ValueError:
+        valid = False
+    if not valid:
+        raise SettingsError(f"{ENV.PUBLIC_URL} must be an http:// or https:// URL with a host, "
+                            f"such as https://agent.example.com/, not {raw!r}")
+    return raw
 
 
 def _base_path(raw: str | None) -> str | None:

@@ -65,6 +65,12 @@ BAD_SETTINGS = {
     "agent-factory-wants-arguments": ("A2A_AGENT", {"A2A_AGENT": "a2akit.runtime:load_agent"}),
     "project-missing": ("A2A_AGENT_PROJECT", {"A2A_AGENT_PROJECT": "/no/such/agent-project"}),
     "secrets-malformed": ("A2A_AGENT_SECRETS", {"A2A_AGENT_SECRETS": "MODEL_KEY"}),
+    # URLs the kit cannot serve or print (issue 33, item 13).
+    "public-url-not-a-url": ("A2A_PUBLIC_URL", {"A2A_PUBLIC_URL": "notaurl"}),
+    "public-url-ftp": ("A2A_PUBLIC_URL", {"A2A_PUBLIC_URL": "ftp://x"}),
+    "public-url-no-host": ("A2A_PUBLIC_URL", {"A2A_PUBLIC_URL": "https:///a2a"}),
+    "public-url-query": ("A2A_PUBLIC_URL", {"A2A_PUBLIC_URL": "https://x.example/?a=1"}),
+    "public-url-port": ("A2A_PUBLIC_URL", {"A2A_PUBLIC_URL": "http://127.0.0.1:99999/"}),
 }
 
 
