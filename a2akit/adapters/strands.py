@@ -37,7 +37,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 try:
     from strands import Agent, Snapshot
@@ -55,7 +55,8 @@ __all__ = ["AgentFactory", "StrandsAgent", "tool_skills"]
 
 FRAMEWORK = "Strands"
 AgentFactory = Callable[[str], Agent]
-_SESSION = "session"  # the snapshot preset: messages, state, conversation manager, interrupts
+# The snapshot preset: messages, state, conversation manager, interrupts.
+_SESSION: Final = "session"
 _GONE = ("This conversation's state is gone (the agent process restarted), so the agent "
          "cannot resume; send the request again")
 
