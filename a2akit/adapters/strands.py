@@ -25,7 +25,7 @@ Conversations: a Strands Agent holds one conversation and runs one invocation at
 - given a factory `(context_id) -> Agent`, each context gets an agent of its own, built on
   first use and kept in this process: contexts run side by side, and the factory is where a
   `session_manager` keyed by the context id (S3SessionManager, FileSessionManager) makes the
-  conversation outlive the process, as AWS needs.
+  conversation outlive the process, as AWS needs (such an agent is built for every turn).
 A turn that fails or is cancelled leaves the conversation as it was before it.
 
 Requires the `strands` extra; importing this module without it raises ImportError saying what
@@ -67,7 +67,12 @@ class StrandsAgent:
     `skills`: the card's skills as declared; when none are given, one per tool in the agent's
     tool registry (for a factory, declare them: building an agent to look might reach its
     session store). `max_contexts` bounds the conversations kept in this process (the least
-    recently used is dropped)."""
+    recently used is dropped). A factory's agent with a `session_manager` is built anew for
+    every turn, so it reads the conversation as the store has it, whichever process added
+    the last turn.
+
+    Raises ValueError for an `Agent` with a session manager: it would keep every context's
+    conversation in one session."""
 
     def __init__(
         self,
@@ -81,6 +86,10 @@ class StrandsAgent:
     ) -> None:
         self.version = version
         if isinstance(agent, Agent):
+            if _persists(agent):
+                raise ValueError("an Agent with a session_manager would keep every context's "
+                                 "conversation in one session: pass a factory "
+                                 "(context_id) -> Agent that gives each its own")
             self.agent: Agent | None = agent
             self.name = name or agent.name
             self.description = description or agent.description or ""
@@ -95,7 +104,10 @@ class StrandsAgent:
             self.name = name or "Strands agent"
             self.description = description or ""
             self.skills = list(skills or ())
-            self._agents: ContextStates[Agent] = ContextStates(agent, limit=max_contexts)
+            self._factory = agent
+            # None: the next turn builds the context's agent (see _conversation).
+            self._agents: ContextStates[Agent | None] = ContextStates(lambda _: None,
+                                                                      limit=max_contexts)
 
     async def execute(self, context: RequestContext, task: TaskHandle) -> None:
         await task.working()
@@ -128,12 +140,17 @@ class StrandsAgent:
         (completed or asking) keeps what it added to the conversation."""
         if self.agent is None:
             async with self._agents.hold(context_id) as slot:
-                before = slot.value.take_snapshot(preset=_SESSION)
+                agent = slot.value or self._factory(context_id)
+                before = agent.take_snapshot(preset=_SESSION)
                 try:
-                    yield slot.value
+                    yield agent
                 except BaseException:
-                    slot.value.load_snapshot(before)
+                    agent.load_snapshot(before)
                     raise
+                # An agent with a session manager reloads the conversation from its store when
+                # built, where another process may have continued it since: built anew each
+                # turn. Without one, this process's agent is the conversation: kept.
+                slot.value = None if _persists(agent) else agent
             return
         agent = self.agent
         async with self._turn, self._snapshots.hold(context_id) as saved:
@@ -179,6 +196,11 @@ def _tool_results(message: Mapping[str, Any], tools: Mapping[str, str]) -> list[
             verb = "failed" if tool_result.get("status") == "error" else "answered"
             lines.append(f"{name} {verb}")
     return lines
+
+
+def _persists(agent: Agent) -> bool:
+    """Whether the agent keeps its conversation in a session manager's store."""
+    return getattr(agent, "_session_manager", None) is not None
 
 
 def _pending_interrupts(agent: Agent) -> list[str]:

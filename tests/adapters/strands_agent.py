@@ -83,9 +83,9 @@ def ask_name(query: str, tool_context: ToolContext) -> str:
     return f"My name is {tool_context.interrupt('name', reason=QUESTION)}"
 
 
-def strands_agent() -> Agent:
+def strands_agent(**options: Any) -> Agent:
     return Agent(model=ScriptedModel(), tools=[lookup, slow_lookup, ask_name],
-                 name="Scripted Strands", callback_handler=None)
+                 name="Scripted Strands", callback_handler=None, **options)
 
 
 def make_agent() -> StrandsAgent:

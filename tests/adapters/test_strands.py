@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
+from strands import Agent
+from strands.session import FileSessionManager
 
 from a2akit.adapters.strands import StrandsAgent
 from a2akit.generated import a2a_pb2 as pb
@@ -73,6 +76,23 @@ async def test_contexts_of_a_factory_run_side_by_side(kit: Kit) -> None:
     first, second = await asyncio.gather(stream(env, "hello there"), stream(env, "hi"))
     assert chunks(second)[0][0] < first[-1][0] and chunks(first)[0][0] < second[-1][0]
     assert text(second).startswith("You said: hi.")
+
+
+async def test_a_session_manager_carries_the_conversation_between_processes(
+        kit: Kit, tmp_path: Path) -> None:
+    """Two adapters over one store of sessions, as the door and the worker are: each turn
+    reads the conversation as the store has it, whichever adapter added the last turn."""
+    def per_context(context_id: str) -> Agent:
+        return strands_agent(session_manager=FileSessionManager(
+            context_id, storage_dir=str(tmp_path)))
+
+    door, worker = await kit(StrandsAgent(per_context)), await kit(StrandsAgent(per_context))
+    context_id = (await stream(door, "my cat is called Tom"))[0][1].task.context_id
+    await stream(worker, "it is grey", context_id=context_id)
+    recalled = await stream(door, "recall", context_id=context_id)
+    assert text(recalled) == "Earlier you said: my cat is called Tom | it is grey"
+    with pytest.raises(ValueError, match="factory"):
+        StrandsAgent(per_context("one for all"))
 
 
 def test_skills_come_from_the_tools_unless_declared() -> None:
