@@ -19,13 +19,15 @@ right after a step, the closing chunk is an empty text part.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 from collections.abc import AsyncIterator
+from typing import Any
 
 from a2akit.agent import TaskHandle
 from a2akit.errors import A2AError
 
-__all__ = ["ARTIFACT_NAME", "TurnStream", "failure_text", "framework_errors"]
+__all__ = ["ARTIFACT_NAME", "TurnStream", "failure_text", "framework_errors", "question_text"]
 
 ARTIFACT_NAME = "response"
 # A step's status message is a line for a progress display, not a transcript.
@@ -88,6 +90,14 @@ class TurnStream:
         self._artifact_id = await self._task.add_artifact(
             text, artifact_id=self._artifact_id, name=self._name,
             append=self._artifact_id is not None, last_chunk=last)
+
+
+def question_text(value: Any) -> str:
+    """What a framework's interrupt asks, as the INPUT_REQUIRED status message: text as is,
+    anything else as JSON."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, default=str, ensure_ascii=False)
 
 
 def failure_text(framework: str, exc: BaseException) -> str:

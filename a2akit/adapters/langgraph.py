@@ -27,7 +27,6 @@ what to install.
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, cast
@@ -43,7 +42,7 @@ except ImportError as exc:  # pragma: no cover - the extra is installed wherever
     raise ImportError("a2akit.adapters.langgraph needs the langgraph extra: "
                       "pip install 'a2a-aws-kit[langgraph]'") from exc
 
-from a2akit.adapters._stream import TurnStream, framework_errors
+from a2akit.adapters._stream import TurnStream, framework_errors, question_text
 from a2akit.agent import RequestContext, TaskHandle
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.settings import ENV, Settings
@@ -112,7 +111,7 @@ class LangGraphAgent:
             interrupts = await _stream(self.graph, run_input, config, turn)
             await turn.finish()
             if interrupts:
-                await task.ask_input("\n".join(_question(i.value) for i in interrupts))
+                await task.ask_input("\n".join(question_text(i.value) for i in interrupts))
             else:
                 await task.complete()
 
@@ -161,14 +160,6 @@ def _messages(update: Any) -> Iterable[BaseMessage]:
     value = update.get("messages", ())
     items = value if isinstance(value, list | tuple) else [value]
     return [item for item in items if isinstance(item, BaseMessage)]
-
-
-def _question(value: Any) -> str:
-    """An interrupt's value as the input-required message: text as is, anything else as
-    JSON."""
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, default=str, ensure_ascii=False)
 
 
 def _resume_value(pending: Sequence[Interrupt], text: str) -> Any:

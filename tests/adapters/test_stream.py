@@ -9,7 +9,7 @@ import logging
 
 import pytest
 
-from a2akit.adapters._stream import TurnStream, framework_errors
+from a2akit.adapters._stream import TurnStream, framework_errors, question_text
 from a2akit.agent import TaskHandle
 from a2akit.errors import ContentTypeNotSupportedError
 from a2akit.generated import a2a_pb2 as pb
@@ -112,3 +112,9 @@ async def test_refusals_and_cancellation_pass_through() -> None:
         async with framework_errors(task, "Framework", LOG):
             raise asyncio.CancelledError
     assert recorder.events == []
+
+
+def test_a_question_is_text_as_is_and_anything_else_json() -> None:
+    assert question_text("What is your name?") == "What is your name?"
+    assert question_text({"ask": "name", "choices": ["Ann", "Bo"]}) == (
+        '{"ask": "name", "choices": ["Ann", "Bo"]}')
