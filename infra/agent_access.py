@@ -21,6 +21,7 @@ suffix, AWS managed policies they listed.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from aws_cdk import Acknowledgment, Aws, Validations
 from aws_cdk import aws_iam as iam
@@ -53,6 +54,21 @@ def parameter_arn(where: str) -> str:
             f"{where.removeprefix('/')}")
 
 
+def _wildcards(document: Mapping[str, Any]) -> list[str]:
+    """cdk-nag's findings (AwsSolutions-IAM5) on a policy document: each action and each
+    resource of an Allow statement that holds a wildcard."""
+    found: dict[str, None] = {}
+    for statement in document["Statement"]:
+        if statement.get("Effect") != "Allow":
+            continue
+        for kind, key in (("Action", "Action"), ("Resource", "Resource")):
+            values = statement.get(key, [])
+            for value in [values] if isinstance(values, str) else values:
+                if isinstance(value, str) and "*" in value:
+                    found[f"{kind}::{value}"] = None
+    return list(found)
+
+
 def _nag_id(arn: str) -> str:
     for token, name in _NAG_TOKENS.items():
         arn = arn.replace(token, name)
@@ -73,10 +89,13 @@ class AgentAccess(Construct):
             self.policy = iam.ManagedPolicy(
                 self, "Policy", description=f"The agent's own permissions ({policy.path.name})",
                 document=iam.PolicyDocument.from_json(dict(policy.document)))
-            Validations.of(self.policy).acknowledge(Acknowledgment(
-                id="AwsSolutions-IAM5",
-                reason=f"The agent's own statements, as its owner wrote them in {policy.path}"
-                f" ({CONTEXT.AGENT_POLICY}); they reach only the roles that run the agent."))
+            wildcards = _wildcards(policy.document)
+            if wildcards:
+                Validations.of(self.policy).acknowledge(*(Acknowledgment(
+                    id=f"AwsSolutions-IAM5[{finding}]",
+                    reason=f"The agent's own statement, as its owner wrote it in {policy.path}"
+                    f" ({CONTEXT.AGENT_POLICY}); it reaches only the roles that run the agent.")
+                    for finding in wildcards))
         self.managed_policies = [
             iam.ManagedPolicy.from_managed_policy_arn(self, f"Managed{index}", arn)
             for index, arn in enumerate(managed_policy_arns)]

@@ -185,7 +185,8 @@ def main(path: str) -> int:
         project = load_project(path)
         locked = lock_project(project)
     except (SettingsError, ProjectLockError) as exc:
-        print(f"a2akit: cannot lock the agent project: {exc}", file=sys.stderr)
+        message = str(exc).replace("A2A_AGENT_PROJECT", "--project")
+        print(f"a2akit: cannot lock the agent project: {message}", file=sys.stderr)
         return 2
     added = sum(1 for entry in locked if entry.groups == {AGENT_GROUP})
     print(f"{project.root / LOCK_NAME}: {len(locked)} distributions ({added} for the agent "
