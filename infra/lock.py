@@ -93,16 +93,22 @@ def inputs(pyproject: Path = _ROOT / "pyproject.toml") -> dict[str, list[str]]:
 
 
 def download(requirements: Iterable[str], platform: str, folder: Path,
-              constraints: Path | None = None) -> dict[str, tuple[str, str]]:
-    """name -> (version, sha256) of what pip resolves for `platform` and Python 3.13."""
+             constraints: Path | None = None, *, quiet: bool = True
+             ) -> dict[str, tuple[str, str]]:
+    """name -> (version, sha256) of what pip resolves for `platform` and Python 3.13.
+
+    Raises LockError with pip's output; `quiet=False` keeps its report of a conflict (which
+    requirement wanted what), printed below --quiet's level."""
     folder.mkdir(parents=True, exist_ok=True)
-    command = [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check",
+    command = [sys.executable, "-m", "pip", "download", *(["--quiet"] if quiet else []),
+               "--disable-pip-version-check", "--progress-bar", "off",
                "--dest", str(folder), "--platform", platform, "--implementation", "cp",
                "--python-version", PYTHON_VERSION, "--only-binary=:all:",
                *(["--constraint", str(constraints)] if constraints else []), *requirements]
     result = subprocess.run(command, capture_output=True, text=True, check=False)
     if result.returncode != 0:
-        raise LockError(f"pip download failed ({result.returncode}):\n{result.stderr}")
+        raise LockError(f"pip download failed ({result.returncode}):\n{result.stdout}"
+                        f"{result.stderr}")
     report: dict[str, tuple[str, str]] = {}
     for wheel in folder.glob("*.whl"):
         name, version = wheel.name.split("-")[:2]

@@ -156,7 +156,7 @@ def lock_project(project: AgentProject, kit_lock: Path = LOCK) -> list[Locked]:
             if not requirements:
                 continue
             try:
-                found = download(requirements, platform, root / platform, pins)
+                found = download(requirements, platform, root / platform, pins, quiet=False)
             except LockError as exc:
                 raise ProjectLockError(f"{project.root}: {_explain(exc, platform)}") from exc
             for name, (version, digest) in found.items():
