@@ -119,8 +119,8 @@ def check_size(folder: Path) -> int:
     largest = ", ".join(f"{name} {part / 2**20:.0f} MB" for part, name in parts[:5])
     raise BundleTooLargeError(
         f"the Lambda bundle is {size / 2**20:.0f} MB unzipped, over Lambda's 250 MB with the "
-        f"adapter's layer; largest: {largest}. Drop or slim the agent's dependencies, or run "
-        "the agent on the gRPC container (docs/your-agent.md#past-lambdas-250-mb)")
+        f"adapter's layer; largest: {largest}. Drop or slim the agent's dependencies "
+        "(docs/your-agent.md#past-lambdas-250-mb)")
 
 
 def build_bundle(target: Path = DEFAULT_DIR, *, jwt: bool = True, push: bool = False,
