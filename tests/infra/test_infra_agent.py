@@ -20,7 +20,7 @@ from aws_cdk.assertions import Template
 from a2akit.agent_project import load_project
 from a2akit.settings import DEFAULT_AGENT, ENV
 from infra.app import build_app
-from infra.config import ConfigError
+from infra.config import ConfigError, DeployConfig
 from infra.jsonrpc_api import HANDLER
 from infra.project_lock import LOCK_NAME, lock_project
 from infra.worker import WORKER_HANDLER
@@ -263,3 +263,18 @@ def test_a_missing_or_stale_lock_or_a_conflicting_pin_stops_synth(
     message = refusal(empty_bundle, tmp_path, **context)
     assert message.startswith("the agent project's requirement protobuf<5 conflicts with the "
                               "kit's pin protobuf=="), message
+
+
+def test_cdk_json_may_carry_lists_and_objects(project: Path) -> None:
+    # -c values arrive as strings; cdk.json can hold the same as JSON.
+    values = {"a2a:agentProject": str(project), "a2a:agentManagedPolicies": [MANAGED],
+              "a2a:agentSecrets": {"MODEL_KEY": "agents/model-key"},
+              "a2a:agentParameters": "MODEL_ID=/agents/model-id"}
+    config = DeployConfig.from_context(values.get)
+    assert config.agent == "plain_agent.agent:agent"
+    assert config.agent_project is not None and config.agent_project.root == project.resolve()
+    assert config.agent_policy is not None
+    assert config.agent_policy.path == project.resolve() / "iam-policy.json"
+    assert config.agent_managed_policies == (MANAGED,)
+    assert config.agent_secrets == {"MODEL_KEY": "agents/model-key"}
+    assert config.agent_parameters == {"MODEL_ID": "/agents/model-id"}
