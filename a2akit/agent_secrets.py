@@ -16,8 +16,10 @@ Where a name's value comes from, the first that applies:
    read at each call;
 3. neither: UnknownNameError, naming both.
 
-A read from AWS blocks (boto3): call these where blocking is fine (at import, in the agent's
-constructor) or through `asyncio.to_thread` in `execute`; a kept value returns at once.
+A read from AWS blocks (boto3): call these through `asyncio.to_thread` in `execute`; a kept
+value returns at once. Not at import or in the agent's constructor: deployed, the doors import
+the agent for its card where they do not run it, and only the roles that run it may read
+(infra/agent_access.py).
 
 Not Powertools' parameters utility (aws_lambda_powertools.utilities.parameters), the AWS
 community's usual answer, because the kit already has what it would bring, and it would be one

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 try:
     from aws_cdk import App, Environment, Validations
@@ -17,17 +18,34 @@ except ModuleNotFoundError as exc:  # `cdk` ran a Python without the infra extra
         "(or `./dev cdk ...`), which uses .venv with it, or `pip install -e '.[infra]'` into "
         "the Python that `cdk` runs", name=exc.name) from exc
 
-from .bundle import DEFAULT_DIR, build_bundle
+from .agent_code import AgentCode
+from .bundle import DEFAULT_DIR, BundleError, build_bundle, check_size
 from .config import AUTH, CONTEXT, ConfigError, DeployConfig
-from .stack import A2AStack
+from .grpc_service import stage_agent_image
+from .lock import LOCK
+from .project_lock import check_lock
+from .stack import PROJECT_ROOT, A2AStack
 
 __all__ = ["build_app"]
 
 
-def build_app(app: App | None = None, *, lambda_bundle: str | None = None) -> App:
-    """Compose the app; `lambda_bundle` (or context) skips building the Lambda folder."""
+def build_app(app: App | None = None, *, lambda_bundle: str | None = None,
+              build_root: Path | None = None) -> App:
+    """Compose the app; `lambda_bundle` (or context) skips building the Lambda folder, which
+    is built under `build_root` (default: the kit's build/), as is an agent project's image
+    context.
+
+    Raises ConfigError (its subclasses: the agent project's lock or code) and BundleError
+    (pip failed, or the folder is over Lambda's limit), each with one line."""
     app = app or App()
     config = DeployConfig.from_context(app.node.try_get_context)
+    build = build_root or DEFAULT_DIR.parent
+    agent: AgentCode | None = None
+    lock = LOCK
+    if config.agent_project is not None:
+        agent = AgentCode(config.agent_project, config.agent)
+        agent.sources()  # the agent's module is the project's: said before anything is built
+        lock = check_lock(config.agent_project)
     if not config.alarm_email:
         # DeployConfig refused this already with a2a:requireAlarmSubscriber=true.
         print(f"a2akit: warning: {CONTEXT.ALARM_EMAIL} is unset: the alarms notify an SNS "
@@ -40,24 +58,33 @@ def build_app(app: App | None = None, *, lambda_bundle: str | None = None) -> Ap
               "and the sweeper need", file=sys.stderr)
     bundle = lambda_bundle or config.lambda_bundle
     if bundle is None:
-        build_bundle(DEFAULT_DIR, jwt=config.auth == AUTH.JWT, push=config.push)
-        bundle = str(DEFAULT_DIR)
+        # An agent project's folder apart from the kit's: switching does not rebuild both.
+        target = build / ("lambda" if agent is None else "lambda-agent")
+        build_bundle(target, jwt=config.auth == AUTH.JWT, push=config.push, lock=lock,
+                     agent=agent)
+        bundle = str(target)
+    check_size(Path(bundle))
+    image_context = None
+    if agent is not None and config.grpc:
+        image_context = stage_agent_image(PROJECT_ROOT, agent, lock, build / "image-agent")
     # Context wins; otherwise the CLI's own profile (CDK_DEFAULT_*), as `cdk` sets them.
     env = Environment(
         account=config.account or os.environ.get("CDK_DEFAULT_ACCOUNT"),
         region=config.region or os.environ.get("CDK_DEFAULT_REGION"),
     )
-    A2AStack(app, config.stack_name, config=config, lambda_bundle=bundle, env=env)
+    A2AStack(app, config.stack_name, config=config, lambda_bundle=bundle,
+             image_context=image_context, env=env)
     Validations.of(app).add_plugins(AwsSolutionsChecks(app))
     return app
 
 
 def main() -> int:
     """`cdk synth`'s app: a context value the stack cannot use stops it with one line that
-    names the key, before anything is built."""
+    names the key, before anything is built; so do an agent project's missing or stale lock
+    and a bundle past Lambda's limit."""
     try:
         app = build_app()
-    except ConfigError as exc:
+    except (ConfigError, BundleError) as exc:
         print(f"a2akit: cannot synthesize: {exc}", file=sys.stderr)
         return 1
     app.synth()

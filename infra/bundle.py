@@ -14,7 +14,13 @@ compiles the kit and its dependencies again. The bytecode is checked by hash, no
 sources' times, which a zip does not keep reliably; without such a Python the folder ships
 sources only.
 
-Raises `BundleError` when pip fails.
+With an agent project (infra/agent_code.py), the folder also holds the project's packages
+and the lock's `agent` group, from the project's own lock (infra/project_lock.py).
+
+Lambda refuses a function whose code, unzipped, is over 250 MB (its layers included):
+`check_size` says so at build and at synth, naming the largest packages.
+
+Raises `BundleError` when pip fails, `BundleTooLargeError` past Lambda's limit.
 """
 
 from __future__ import annotations
@@ -30,16 +36,22 @@ import sys
 import tempfile
 from pathlib import Path
 
+from .agent_code import AgentCode
 from .lock import LOCK, PLATFORMS, PYTHON_VERSION, read_lock, requirements_text
+from .project_lock import AGENT_GROUP
 
 _RUNTIME_VERSION = (3, 13)  # infra/jsonrpc_api.py: RUNTIME; the lock's PYTHON_VERSION
-__all__ = ["DEFAULT_DIR", "PACKAGES", "RUN_SCRIPT", "BundleError", "build_bundle",
-           "bundle_groups", "compile_bytecode", "native_platform", "runtime_python",
-           "write_run_script"]
+__all__ = ["DEFAULT_DIR", "LAMBDA_UNZIPPED_LIMIT", "PACKAGES", "RUN_SCRIPT", "BundleError",
+           "BundleTooLargeError", "build_bundle", "bundle_groups", "check_size",
+           "compile_bytecode", "native_platform", "runtime_python", "write_run_script"]
 
 _ROOT = Path(__file__).resolve().parent.parent
 _TASK_ROOT = "/var/task"  # where Lambda unpacks the folder
 DEFAULT_DIR = _ROOT / "build" / "lambda"  # build/ is git-ignored
+# Lambda's quota for a function's code and layers, unzipped (262,144,000 bytes). The door's
+# Lambda Web Adapter layer takes about 5 MB of it.
+LAMBDA_UNZIPPED_LIMIT = 250 * 1024 * 1024
+_LAYER_ALLOWANCE = 5 * 1024 * 1024
 
 # The kit's own packages the handlers import.
 PACKAGES = ("a2akit", "handlers")
@@ -54,6 +66,10 @@ PYTHONPATH="$LAMBDA_TASK_ROOT${PYTHONPATH:+:$PYTHONPATH}" exec python -m handler
 
 class BundleError(RuntimeError):
     """pip could not install the Lambda dependencies; the message carries its output."""
+
+
+class BundleTooLargeError(BundleError):
+    """The folder is over Lambda's unzipped limit; one line naming the largest packages."""
 
 
 def bundle_groups(*, jwt: bool, push: bool) -> tuple[str, ...]:
@@ -71,11 +87,14 @@ def native_platform() -> str:
     return wanted
 
 
-def _stamp(groups: tuple[str, ...], pip_platform: str, lock: Path) -> str:
-    """What the folder is made from: the lock, the options, this recipe, the kit's code."""
+def _stamp(groups: tuple[str, ...], pip_platform: str, lock: Path,
+           agent: AgentCode | None) -> str:
+    """What the folder is made from: the lock, the options, this recipe, the kit's code and
+    the agent project's."""
     digest = hashlib.sha256()
     for part in (lock.read_bytes(), " ".join(groups).encode(), pip_platform.encode(),
-                 Path(__file__).read_bytes(), _RUN_SCRIPT_TEXT.encode()):
+                 Path(__file__).read_bytes(), _RUN_SCRIPT_TEXT.encode(),
+                 (agent.digest() if agent else "").encode()):
         digest.update(hashlib.sha256(part).digest())
     for package in PACKAGES:
         for path in sorted((_ROOT / package).rglob("*")):
@@ -89,17 +108,35 @@ def _size(folder: Path) -> int:
     return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
 
 
+def check_size(folder: Path) -> int:
+    """The folder's unzipped size in bytes. Raises BundleTooLargeError, naming the largest
+    top-level packages, when it and the adapter's layer would pass Lambda's limit."""
+    size = _size(folder)
+    if size + _LAYER_ALLOWANCE <= LAMBDA_UNZIPPED_LIMIT:
+        return size
+    parts = sorted(((_size(path) if path.is_dir() else path.stat().st_size, path.name)
+                    for path in folder.iterdir()), reverse=True)
+    largest = ", ".join(f"{name} {part / 2**20:.0f} MB" for part, name in parts[:5])
+    raise BundleTooLargeError(
+        f"the Lambda bundle is {size / 2**20:.0f} MB unzipped, over Lambda's 250 MB with the "
+        f"adapter's layer; largest: {largest}. Drop or slim the agent's dependencies "
+        "(docs/your-agent.md#past-lambdas-250-mb)")
+
+
 def build_bundle(target: Path = DEFAULT_DIR, *, jwt: bool = True, push: bool = False,
-                 native: bool = False, lock: Path = LOCK) -> int:
+                 native: bool = False, lock: Path = LOCK, agent: AgentCode | None = None) -> int:
     """Build `target` from the lock (with the JWT libraries unless `jwt` is false, with the
     push dispatcher's HTTP client if `push` is true), or reuse it if its stamp matches;
     return its size in bytes.
 
+    `agent`: an agent project's code and, from `lock` (its a2akit.lock), its dependencies.
     `native` builds the same folder for this machine's architecture (still CPython 3.13,
-    the lock's): the deploy rehearsal (tests/rehearsal) runs it here."""
-    groups = bundle_groups(jwt=jwt, push=push)
+    the lock's): the deploy rehearsal (tests/rehearsal) runs it here.
+
+    Raises BundleError when pip fails, BundleTooLargeError past Lambda's limit."""
+    groups = bundle_groups(jwt=jwt, push=push) + ((AGENT_GROUP,) if agent else ())
     pip_platform = native_platform() if native else PLATFORMS[0]
-    stamp = _stamp(groups, pip_platform, lock)
+    stamp = _stamp(groups, pip_platform, lock, agent)
     stamp_file = target.with_name(f"{target.name}.stamp")
     if target.is_dir() and stamp_file.is_file() and stamp_file.read_text() == stamp:
         return _size(target)
@@ -124,11 +161,17 @@ def build_bundle(target: Path = DEFAULT_DIR, *, jwt: bool = True, push: bool = F
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     for package in PACKAGES:
         shutil.copytree(_ROOT / package, target / package, ignore=ignore)
+    if agent is not None:
+        agent.copy(target)
     write_run_script(target / RUN_SCRIPT)
-    # pip's metadata and the dependencies' console scripts are dead weight at run time.
-    for leftover in [*target.glob("*.dist-info"), target / "bin"]:
+    # pip's metadata and the dependencies' console scripts are dead weight at run time for
+    # the kit. An agent's dependencies may read their metadata (importlib.metadata: versions,
+    # entry points such as OpenTelemetry's), so with an agent project it stays.
+    metadata = [] if agent is not None else [*target.glob("*.dist-info")]
+    for leftover in [*metadata, target / "bin"]:
         if leftover.is_dir():
             shutil.rmtree(leftover)
+    check_size(target)  # before compiling: a bundle that cannot ship fails at once
     python = runtime_python()
     if python is not None:
         compile_bytecode(target, python)

@@ -7,14 +7,19 @@ from __future__ import annotations
 
 import dataclasses
 import ipaddress
-from collections.abc import Callable
+import json
+import re
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any, TypeVar
 
-from a2akit.settings import DEFAULT_AGENT, EXECUTION_MODES, QUEUE
+from a2akit.agent_project import AgentProject, load_project
+from a2akit.settings import DEFAULT_AGENT, EXECUTION_MODES, QUEUE, SettingsError, name_map
 
 from .queue_timing import MIN_MAX_RECEIVES, QueueTiming
 
-__all__ = ["AUTH", "CONTEXT", "ConfigError", "DeployConfig"]
+__all__ = ["AUTH", "CONTEXT", "DEFAULT_AGENT_POLICY", "AgentPolicy", "ConfigError",
+           "DeployConfig"]
 
 # The streaming door (REST API, response streaming) carries a response for up to 15 minutes,
 # Lambda's ceiling too; the function's timeout is the budget plus a few seconds
@@ -26,6 +31,14 @@ _MAX_GRPC_STREAM_BUDGET_SECONDS = 3600.0
 _MAX_WORKER_TIMEOUT_SECONDS = 900
 # The internal ALB's clients by default: the VPC itself (infra/grpc_service.py: VPC_CIDR).
 DEFAULT_GRPC_ALLOWED_CIDRS = ("10.0.0.0/16",)
+# The agent project's own IAM policy, when a2a:agentPolicy names none.
+DEFAULT_AGENT_POLICY = "iam-policy.json"
+# What the agent's read grants may name: a managed policy, a secret, a parameter.
+_MANAGED_POLICY_ARN = re.compile(r"^arn:aws[a-z-]*:iam::(aws|\d{12}):policy/\S+$")
+_SECRET_ARN = re.compile(r"^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[\w/+=.@-]+$")
+_SECRET_NAME = re.compile(r"^[\w/+=.@-]{1,512}$")
+_PARAMETER_ARN = re.compile(r"^arn:aws[a-z-]*:ssm:[a-z0-9-]+:\d{12}:parameter/[\w/.-]+$")
+_PARAMETER_NAME = re.compile(r"^[\w/.-]{1,2048}$")
 
 
 class ConfigError(ValueError):
@@ -39,6 +52,12 @@ class CONTEXT:
     REGION = "a2a:region"
     STACK_NAME = "a2a:stackName"
     AGENT = "a2a:agent"
+    # The user's agent project and what it may do (docs/your-agent.md, "Deploy").
+    AGENT_PROJECT = "a2a:agentProject"
+    AGENT_POLICY = "a2a:agentPolicy"
+    AGENT_MANAGED_POLICIES = "a2a:agentManagedPolicies"
+    AGENT_SECRETS = "a2a:agentSecrets"
+    AGENT_PARAMETERS = "a2a:agentParameters"
     LAMBDA_BUNDLE = "a2a:lambdaBundle"
     GRPC = "a2a:grpc"
     # The public door's own name (docs/public-door.md): a certificate from ACM, or one the
@@ -101,6 +120,14 @@ class AUTH:
     ALL = (JWT, API_KEY, NONE)
 
 
+@dataclasses.dataclass(frozen=True)
+class AgentPolicy:
+    """The agent's IAM policy document (a2a:agentPolicy), read and checked at synth."""
+
+    path: Path
+    document: Mapping[str, Any]
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class DeployConfig:
     """Everything that differs between deployments of the same stack code."""
@@ -109,6 +136,14 @@ class DeployConfig:
     region: str | None = None
     stack_name: str = "A2AKit"
     agent: str = DEFAULT_AGENT
+    # The user's agent project (a2a:agentProject): its packages and locked dependencies go
+    # into the bundle and the image; its entry is the agent unless a2a:agent names another.
+    agent_project: AgentProject | None = None
+    # What the processes that run agents may do and read, besides the kit's own grants.
+    agent_policy: AgentPolicy | None = None
+    agent_managed_policies: tuple[str, ...] = ()
+    agent_secrets: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    agent_parameters: Mapping[str, str] = dataclasses.field(default_factory=dict)
     # A folder holding the Lambda code; None means "build it" (see infra/bundle.py).
     lambda_bundle: str | None = None
     # Off by default: the gRPC side needs a name and a certificate, and costs while idle.
@@ -176,6 +211,12 @@ class DeployConfig:
     api_key_header: str | None = None  # None: the kit's default (x-api-key)
 
     @property
+    def agent_access(self) -> bool:
+        """Whether the agent has permissions or values of its own to be granted."""
+        return bool(self.agent_policy or self.agent_managed_policies or self.agent_secrets
+                    or self.agent_parameters)
+
+    @property
     def uses_queue(self) -> bool:
         """Whether a binding queues tasks, so the queue and the worker are deployed."""
         return self.execution == QUEUE or (self.grpc and self.grpc_execution == QUEUE)
@@ -231,6 +272,23 @@ class DeployConfig:
         if ":" not in self.agent:
             raise ConfigError(f"{CONTEXT.AGENT} must be module:attribute, got {self.agent!r}")
         self._check_auth()
+        self._check_agent_access()
+
+    def _check_agent_access(self) -> None:
+        for policy in self.agent_managed_policies:
+            if not _MANAGED_POLICY_ARN.match(policy):
+                raise ConfigError(f"{CONTEXT.AGENT_MANAGED_POLICIES} entries must be IAM "
+                                  f"policy ARNs (arn:aws:iam::aws:policy/NAME or "
+                                  f"arn:aws:iam::ACCOUNT:policy/NAME), got {policy!r}")
+        for key, values, arn, name in (
+                (CONTEXT.AGENT_SECRETS, self.agent_secrets, _SECRET_ARN, _SECRET_NAME),
+                (CONTEXT.AGENT_PARAMETERS, self.agent_parameters, _PARAMETER_ARN,
+                 _PARAMETER_NAME)):
+            for entry, where in values.items():
+                pattern = arn if where.startswith("arn:") else name
+                if not pattern.match(where):
+                    raise ConfigError(f"{key}: {entry}={where!r} is neither a name nor an ARN "
+                                      "of its service")
 
     def _check_names(self) -> None:
         """Each door's domain name and certificate; every message names one key."""
@@ -323,11 +381,25 @@ class DeployConfig:
         def default(name: str) -> Any:
             return defaults[name].default
 
+        project = _project(get)
+        agent = _str(get, CONTEXT.AGENT)
+        if agent is None and project is not None:
+            if project.agent is None:
+                raise ConfigError(
+                    f"{CONTEXT.AGENT_PROJECT}={project.root} names no agent: add [tool.a2akit] "
+                    'agent = "package.module:attribute" to its pyproject.toml, or set '
+                    f"{CONTEXT.AGENT}=module:attribute")
+            agent = project.agent
         return cls(
             account=_str(get, CONTEXT.ACCOUNT),
             region=_str(get, CONTEXT.REGION),
             stack_name=_str(get, CONTEXT.STACK_NAME) or default("stack_name"),
-            agent=_str(get, CONTEXT.AGENT) or default("agent"),
+            agent=agent or default("agent"),
+            agent_project=project,
+            agent_policy=_policy(get, project),
+            agent_managed_policies=_items(get, CONTEXT.AGENT_MANAGED_POLICIES),
+            agent_secrets=_names(get, CONTEXT.AGENT_SECRETS),
+            agent_parameters=_names(get, CONTEXT.AGENT_PARAMETERS),
             lambda_bundle=_str(get, CONTEXT.LAMBDA_BUNDLE),
             grpc=_bool(get, CONTEXT.GRPC, default("grpc")),
             domain_name=_str(get, CONTEXT.DOMAIN_NAME),
@@ -389,6 +461,72 @@ class DeployConfig:
             cognito_domain_prefix=_str(get, CONTEXT.COGNITO_DOMAIN_PREFIX),
             api_key_header=_str(get, CONTEXT.API_KEY_HEADER),
         )
+
+
+def _project(get: Callable[[str], Any]) -> AgentProject | None:
+    """The agent project a2a:agentProject names (a path; relative to the working folder,
+    which `./dev` makes the caller's)."""
+    path = _str(get, CONTEXT.AGENT_PROJECT)
+    if path is None:
+        return None
+    try:
+        return load_project(path)
+    except SettingsError as exc:
+        # Its messages name the local variable; here the context key is what to fix.
+        raise ConfigError(str(exc).replace("A2A_AGENT_PROJECT", CONTEXT.AGENT_PROJECT)) from exc
+
+
+def _policy(get: Callable[[str], Any], project: AgentProject | None) -> AgentPolicy | None:
+    """a2a:agentPolicy's document, else the project's iam-policy.json when it has one."""
+    given = _str(get, CONTEXT.AGENT_POLICY)
+    if given is not None:
+        path = Path(given).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"{CONTEXT.AGENT_POLICY}={given}: no such file")
+    elif project is not None and (project.root / DEFAULT_AGENT_POLICY).is_file():
+        path = project.root / DEFAULT_AGENT_POLICY
+    else:
+        return None
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"{CONTEXT.AGENT_POLICY}: {path} is not JSON: {exc}") from exc
+    statements = document.get("Statement") if isinstance(document, dict) else None
+    if isinstance(statements, dict):
+        statements = [statements]
+    if not isinstance(statements, list) or not statements or not all(
+            isinstance(s, dict) and "Action" in s and s.get("Effect") in ("Allow", "Deny")
+            for s in statements):
+        raise ConfigError(f"{CONTEXT.AGENT_POLICY}: {path} must be an IAM policy document: "
+                          '{"Version": "2012-10-17", "Statement": [{"Effect": "Allow", '
+                          '"Action": [...], "Resource": [...]}]}')
+    return AgentPolicy(path.resolve(), {**document, "Statement": statements})
+
+
+def _items(get: Callable[[str], Any], key: str) -> tuple[str, ...]:
+    """`a, b` (or a JSON list) -> ("a", "b")."""
+    value = get(key)
+    if value is None or value == "":
+        return ()
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, list | tuple) or not all(isinstance(i, str) for i in items):
+        raise ConfigError(f"{key} must be comma-separated, got {value!r}")
+    return tuple(filter(None, (item.strip() for item in items)))
+
+
+def _names(get: Callable[[str], Any], key: str) -> dict[str, str]:
+    """`NAME=where,...` (or a JSON object) -> {NAME: where}, as the processes read it."""
+    value = get(key)
+    if value is None or value == "":
+        return {}
+    if isinstance(value, dict):
+        value = ",".join(f"{name}={where}" for name, where in value.items())
+    if not isinstance(value, str):
+        raise ConfigError(f"{key} must be NAME=value,... got {value!r}")
+    try:
+        return name_map({key: value}, key)
+    except SettingsError as exc:
+        raise ConfigError(str(exc)) from exc
 
 
 # `-c key=value` always arrives as a string; cdk.json can carry real JSON types.

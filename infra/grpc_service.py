@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -18,9 +19,11 @@ from constructs import Construct
 
 from a2akit.settings import ENV
 
-__all__ = ["CPU_TARGET_PERCENT", "GRPC_HEALTH_CHECK_PATH", "HTTPS_PORT",
+from .agent_code import AgentCode
+
+__all__ = ["AGENT_CODE_FOLDER", "CPU_TARGET_PERCENT", "GRPC_HEALTH_CHECK_PATH", "HTTPS_PORT",
            "IDLE_TIMEOUT_MARGIN_SECONDS", "STOP_TIMEOUT_MARGIN_SECONDS", "VPC_CIDR",
-           "GrpcService"]
+           "GrpcService", "stage_agent_image"]
 
 HTTPS_PORT = 443
 # A literal, not a token, so security group rules (and their checks) see the real range.
@@ -51,6 +54,37 @@ _IMAGE_EXCLUDE = [
     "**/__pycache__",
     "**/*.pyc",
 ]
+_DOCKERFILE = "grpc_service/Dockerfile"
+# With an agent project the context is staged instead (stage_agent_image): the kit's files,
+# the project's lock in place of the kit's, the project's packages in this folder, and the
+# kit's Dockerfile with one more COPY after the kit's own.
+AGENT_CODE_FOLDER = "agent"
+_LAST_KIT_COPY = "COPY grpc_service ./grpc_service\n"
+_AGENT_COPY = (f"# The agent project's packages (a2a:agentProject), importable from /app.\n"
+               f"COPY {AGENT_CODE_FOLDER} ./\n")
+
+
+def stage_agent_image(project_root: Path, agent: AgentCode, lock: Path, target: Path) -> Path:
+    """Write the image's build context for an agent project into `target` (emptied first):
+    what the kit's context holds, with `lock` (the project's a2akit.lock, a superset of the
+    kit's) as requirements.lock, and the project's code. Returns `target`."""
+    dockerfile = (project_root / _DOCKERFILE).read_text()
+    # The Dockerfile is the kit's; the project's line goes after its last COPY of the kit.
+    assert dockerfile.count(_LAST_KIT_COPY) == 1, f"{_DOCKERFILE} changed: update {__name__}"
+    if target.exists():
+        shutil.rmtree(target)
+    target.mkdir(parents=True)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for name in _IMAGE_CONTEXT_INCLUDE:
+        source = project_root / name
+        if source.is_dir():
+            shutil.copytree(source, target / name, ignore=ignore)
+    shutil.copyfile(lock, target / "requirements.lock")
+    (target / AGENT_CODE_FOLDER).mkdir()
+    agent.copy(target / AGENT_CODE_FOLDER)
+    (target / _DOCKERFILE).write_text(dockerfile.replace(_LAST_KIT_COPY,
+                                                         _LAST_KIT_COPY + _AGENT_COPY))
+    return target
 
 
 class GrpcService(Construct):
@@ -77,6 +111,7 @@ class GrpcService(Construct):
         shutdown_grace_seconds: float,
         allowed_cidrs: Sequence[str] = (VPC_CIDR,),
         zone: route53.IHostedZone | None = None,
+        image_context: Path | None = None,
         cpu: int = 256,
         memory_mb: int = 512,
     ) -> None:
@@ -125,13 +160,15 @@ class GrpcService(Construct):
         )
         task.add_container(
             "Server",
+            # The kit's tree (only what the image needs), or an agent project's staged context.
             image=ecs.ContainerImage.from_asset(
                 str(project_root),
-                file="grpc_service/Dockerfile",
+                file=_DOCKERFILE,
                 platform=ecr_assets.Platform.LINUX_ARM64,
                 exclude=_IMAGE_EXCLUDE,
                 ignore_mode=IgnoreMode.DOCKER,
-            ),
+            ) if image_context is None else ecs.ContainerImage.from_asset(
+                str(image_context), file=_DOCKERFILE, platform=ecr_assets.Platform.LINUX_ARM64),
             environment={**environment, ENV.SERVICE_NAME: self.service_name},
             port_mappings=[ecs.PortMapping(container_port=port)],
             logging=ecs.LogDriver.aws_logs(stream_prefix="grpc", log_group=self.log_group),

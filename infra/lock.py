@@ -3,6 +3,7 @@
 by its SHA-256, and nothing else.
 
     ./dev lock            # = python -m infra.lock: resolve again and rewrite the lock
+    ./dev lock --project PATH   # an agent project's lock (infra/project_lock.py)
 
 Why `pip download` and not pip-tools' `pip-compile --generate-hashes`: pip-compile resolves
 for the interpreter that runs it (here x86-64, any Python), while what ships runs on CPython
@@ -36,8 +37,10 @@ __all__ = [
     "LOCK",
     "PLATFORMS",
     "PYTHON_VERSION",
+    "RUNTIME_PROVIDED",
     "LockError",
     "Locked",
+    "download",
     "inputs",
     "read_lock",
     "requirements_text",
@@ -53,7 +56,7 @@ PLATFORMS = ("manylinux2014_aarch64", "manylinux2014_x86_64")
 # `container`.
 GROUPS = ("lambda", "jwt", "push", "container")
 # In the Lambda runtime already, so not in the bundle.
-_RUNTIME_PROVIDED = ("boto3",)
+RUNTIME_PROVIDED = ("boto3",)
 
 
 class LockError(RuntimeError):
@@ -82,24 +85,30 @@ def inputs(pyproject: Path = _ROOT / "pyproject.toml") -> dict[str, list[str]]:
     base = list(project["dependencies"])
     extras = project["optional-dependencies"]
     return {
-        "lambda": [r for r in base if _name(r) not in _RUNTIME_PROVIDED],
+        "lambda": [r for r in base if _name(r) not in RUNTIME_PROVIDED],
         "jwt": list(extras["jwt"]),
         "push": list(extras["push"]),
         "container": [*base, *extras["jwt"], *extras["push"], *extras["grpc"]],
     }
 
 
-def _download(requirements: Iterable[str], platform: str, folder: Path,
-              constraints: Path | None = None) -> dict[str, tuple[str, str]]:
-    """name -> (version, sha256) of what pip resolves for `platform` and Python 3.13."""
+def download(requirements: Iterable[str], platform: str, folder: Path,
+             constraints: Path | None = None, *, quiet: bool = True
+             ) -> dict[str, tuple[str, str]]:
+    """name -> (version, sha256) of what pip resolves for `platform` and Python 3.13.
+
+    Raises LockError with pip's output; `quiet=False` keeps its report of a conflict (which
+    requirement wanted what), printed below --quiet's level."""
     folder.mkdir(parents=True, exist_ok=True)
-    command = [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check",
+    command = [sys.executable, "-m", "pip", "download", *(["--quiet"] if quiet else []),
+               "--disable-pip-version-check", "--progress-bar", "off",
                "--dest", str(folder), "--platform", platform, "--implementation", "cp",
                "--python-version", PYTHON_VERSION, "--only-binary=:all:",
                *(["--constraint", str(constraints)] if constraints else []), *requirements]
     result = subprocess.run(command, capture_output=True, text=True, check=False)
     if result.returncode != 0:
-        raise LockError(f"pip download failed ({result.returncode}):\n{result.stderr}")
+        raise LockError(f"pip download failed ({result.returncode}):\n{result.stdout}"
+                        f"{result.stderr}")
     report: dict[str, tuple[str, str]] = {}
     for wheel in folder.glob("*.whl"):
         name, version = wheel.name.split("-")[:2]
@@ -113,17 +122,17 @@ def resolve(groups: Mapping[str, list[str]]) -> list[Locked]:
     then the same pins for the other platforms' hashes."""
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
-        everything = _download(groups["container"], PLATFORMS[0], root / "all")
+        everything = download(groups["container"], PLATFORMS[0], root / "all")
         pins = root / "pins.txt"
         pins.write_text("".join(f"{name}=={version}\n"
                                 for name, (version, _) in sorted(everything.items())))
         members: dict[str, set[str]] = {name: {"container"} for name in everything}
         for group in ("lambda", "jwt", "push"):
-            for name in _download(groups[group], PLATFORMS[0], root / group, pins):
+            for name in download(groups[group], PLATFORMS[0], root / group, pins):
                 members[name].add(group)
         hashes = {name: {digest} for name, (_, digest) in everything.items()}
         for platform in PLATFORMS[1:]:
-            for name, (version, digest) in _download(
+            for name, (version, digest) in download(
                     [f"{n}=={v}" for n, (v, _) in everything.items()], platform,
                     root / platform, pins).items():
                 assert version == everything[name][0], (name, version)
@@ -132,14 +141,21 @@ def resolve(groups: Mapping[str, list[str]]) -> list[Locked]:
                    frozenset(members[name])) for name in sorted(everything)]
 
 
-def write_lock(locked: list[Locked], groups: Mapping[str, list[str]], path: Path = LOCK) -> None:
+def write_lock(locked: list[Locked], groups: Mapping[str, list[str]], path: Path = LOCK, *,
+               written_by: str = "`./dev lock` (python -m infra.lock)",
+               extra: Iterable[str] = ()
+               ) -> None:
+    """Write `locked` with its header: what writes it, the targets, each group's
+    inputs (in GROUPS' order, then the others), and `extra` header lines."""
     lines = [
-        "# Written by `./dev lock` (python -m infra.lock); do not edit.",
+        f"# Written by {written_by}; do not edit.",
         f"# CPython {PYTHON_VERSION}, {PLATFORMS[0]} (Lambda arm64, the Fargate arm64 image);",
         f"# hashes also for {', '.join(PLATFORMS[1:])} (the deploy rehearsal, tests/rehearsal).",
         "# Install: pip install --require-hashes --no-deps --only-binary=:all: "
-        "-r requirements.lock",
-        *(f"# input {group}: {json.dumps(groups[group])}" for group in GROUPS),
+        f"-r {path.name}",
+        *(f"# input {group}: {json.dumps(groups[group])}"
+          for group in [*GROUPS, *sorted(set(groups) - set(GROUPS))]),
+        *extra,
         "",
     ]
     for entry in locked:
@@ -190,8 +206,15 @@ def requirements_text(entries: Iterable[Locked], groups: Iterable[str]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Resolve and write requirements.lock.")
-    parser.parse_args(argv)
+    parser = argparse.ArgumentParser(description="Resolve and write requirements.lock, or with "
+                                     "--project an agent project's a2akit.lock.")
+    parser.add_argument("--project", metavar="PATH",
+                        help="an agent project: write PATH/a2akit.lock (infra/project_lock.py)")
+    args = parser.parse_args(argv)
+    if args.project is not None:
+        from .project_lock import main as lock_project
+
+        return lock_project(args.project)
     groups = inputs()
     locked = resolve(groups)
     write_lock(locked, groups)

@@ -12,6 +12,7 @@ from constructs import Construct
 
 from a2akit.settings import ENV, QUEUE, STREAM, Settings
 
+from .agent_access import AgentAccess
 from .alarms import Alarms
 from .auth import ApiKeySecret, CognitoIssuer
 from .config import AUTH, DeployConfig
@@ -46,8 +47,11 @@ class A2AStack(Stack):
         *,
         config: DeployConfig,
         lambda_bundle: str,
+        image_context: Path | None = None,
         **kwargs: Any,
     ) -> None:
+        """`image_context`: the gRPC image's staged build context (an agent project's);
+        None builds it from the kit's tree."""
         super().__init__(scope, construct_id, **kwargs)
         self.table = TaskTable(self, "Tasks", retain=config.retain_table,
                                deletion_protection=config.deletion_protection)
@@ -70,6 +74,16 @@ class A2AStack(Stack):
                 table=self.table.table,
                 environment={ENV.TABLE: self.table.table.table_name, **push_environment},
             )
+        # The agent's own permissions and values: only where it runs (the worker, the door
+        # and the container when they run agents inline), never on the other roles.
+        self.agent_access: AgentAccess | None = None
+        agent_environment: dict[str, str] = {}
+        if config.agent_access:
+            self.agent_access = AgentAccess(
+                self, "Agent", policy=config.agent_policy,
+                managed_policy_arns=config.agent_managed_policies,
+                secrets=config.agent_secrets, parameters=config.agent_parameters)
+            agent_environment = self.agent_access.environment
         # What every process that runs agents reads; the bindings add how callers sign in.
         runtime = {
             ENV.AGENT: config.agent,
@@ -94,11 +108,13 @@ class A2AStack(Stack):
                 self,
                 "Worker",
                 code_dir=lambda_bundle,
-                environment={**runtime, **config.queue_timing.worker_environment},
+                environment={**runtime, **config.queue_timing.worker_environment,
+                             **agent_environment},
                 timing=config.queue_timing,
                 max_concurrency=config.worker_max_concurrency,
             )
             self._grant_table(self.worker.function.role, table_actions(runs=True))
+            self._grant_agent(self.worker.function.role)
             # A queued task counts as lost once SQS has given up on its message.
             queued = {
                 ENV.EXECUTION: QUEUE,
@@ -112,7 +128,7 @@ class A2AStack(Stack):
             environment={
                 **common,
                 ENV.STREAM_BUDGET_SECONDS: f"{config.stream_budget_seconds:g}",
-                **(queued if config.execution == QUEUE else {}),
+                **(queued if config.execution == QUEUE else agent_environment),
             },
             stream_budget_seconds=config.stream_budget_seconds,
             rate_limit=config.throttle_rate_limit,
@@ -136,6 +152,8 @@ class A2AStack(Stack):
         if config.execution == QUEUE:
             assert self.worker is not None
             self._grant_send(self.jsonrpc.function.role)
+        else:
+            self._grant_agent(self.jsonrpc.function.role)
 
         self.sweeper = LeaseSweeper(
             self,
@@ -166,7 +184,7 @@ class A2AStack(Stack):
                     ENV.GRPC_PORT: str(Settings.grpc_port),
                     ENV.STREAM_BUDGET_SECONDS: f"{config.grpc_stream_budget_seconds:g}",
                     ENV.SHUTDOWN_GRACE_SECONDS: f"{Settings.shutdown_grace_seconds:g}",
-                    **(queued if config.grpc_execution == QUEUE else {}),
+                    **(queued if config.grpc_execution == QUEUE else agent_environment),
                 },
                 runs_agents=config.grpc_execution != QUEUE,
                 certificate_arn=config.grpc_certificate_arn,
@@ -179,6 +197,7 @@ class A2AStack(Stack):
                 shutdown_grace_seconds=Settings.shutdown_grace_seconds,
                 allowed_cidrs=config.grpc_allowed_cidrs,
                 zone=zone,
+                image_context=image_context,
             )
             # Both bindings advertise the same card, so the Lambda names the gRPC address too.
             self.jsonrpc.function.add_environment(ENV.GRPC_ADDRESS, self.grpc.address)
@@ -194,6 +213,8 @@ class A2AStack(Stack):
             if config.grpc_execution == QUEUE:
                 assert self.worker is not None
                 self._grant_send(self.grpc.task_role)
+            else:
+                self._grant_agent(self.grpc.task_role)
             self._grant_keys(self.grpc.task_role)
 
         self.alarms = Alarms(
@@ -313,6 +334,11 @@ class A2AStack(Stack):
         assert role is not None and self.worker is not None
         role.add_to_principal_policy(iam.PolicyStatement(
             actions=["sqs:SendMessage"], resources=[self.worker.queue.queue_arn]))
+
+    def _grant_agent(self, role: iam.IRole | None) -> None:
+        """The agent's permissions and values on a role that runs it."""
+        if self.agent_access is not None:
+            self.agent_access.grant(role)
 
     def _grant_keys(self, role: iam.IRole | None) -> None:
         # Read access to the API-key secret and nothing else of Secrets Manager.
