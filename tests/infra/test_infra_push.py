@@ -281,4 +281,4 @@ def test_the_app_builds_the_bundle_with_httpx_when_push_is_on(
     monkeypatch.setattr(app_module, "DEFAULT_DIR", tmp_path / "lambda")
     app = App(context={**cdk_context, "a2a:push": "true"}, outdir=str(tmp_path / "out"))
     app_module.build_app(app)
-    assert calls == [{"jwt": True, "push": True}]
+    assert [(c["jwt"], c["push"], c["agent"]) for c in calls] == [(True, True, None)]
