@@ -1,5 +1,6 @@
-"""The operator's command: `python -m a2akit.admin COMMAND ...`, with the deployment's settings
-(the same environment as the functions: A2A_TABLE, A2A_QUEUE_URL, A2A_PUSH_DLQ_URL, AWS_*).
+"""The operator's command: `./dev admin COMMAND ...` (python -m a2akit.admin), with the
+deployment's settings (the same environment as the functions: A2A_TABLE, A2A_QUEUE_URL,
+A2A_PUSH_DLQ_URL, AWS_*).
 
     task TENANT OWNER TASK_ID        a task: its snapshot's state, its events, its lease
     tasks TENANT OWNER [--state S]   a caller's tasks (of one state), newest first
@@ -17,6 +18,10 @@ never printed whole: a task job's request metadata shows only its keys, a push d
 record never its event (which holds the task's content) and never a credential (the record
 has none: a2akit.push.dispatcher.dead_letter).
 
+`redrive` and `drop` make one pass: each message is received at most once, those not asked
+for are released at once when the pass ends, and ids not found are listed (`notFound`, exit
+1). A bad argument is one line and exit 2, as the servers' settings are.
+
 `messages` receives messages to read them (with a visibility timeout of 0, so they are back
 at once): on a live queue that counts as a receive towards its dead-letter limit, so inspect
 dead-letter queues, not the task queue, while workers run.
@@ -28,11 +33,12 @@ import argparse
 import asyncio
 import json
 import sys
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
 
 from a2akit.clock import epoch_ms, timestamp_ms
 from a2akit.generated import a2a_pb2 as pb
+from a2akit.limits import MAX_ID_BYTES
 from a2akit.runtime import explain_startup_errors, make_store
 from a2akit.settings import Settings, SettingsError
 from a2akit.store.base import Scope, TaskQuery, TaskStore
@@ -137,22 +143,35 @@ def _peek(sqs: Any, url: str, limit: int) -> list[dict[str, Any]]:
 
 
 def _take(sqs: Any, url: str, ids: set[str] | None) -> list[dict[str, Any]]:
-    """Receive the messages named (all when `ids` is None), hidden for 60 s while handled."""
+    """Receive the messages named (all when `ids` is None), hidden for 60 s while handled.
+
+    One pass: every other message received is held too (so the pass never receives it
+    twice) and released at once when the pass ends. A receive still counts towards a
+    message's dead-letter limit: one per pass, not one per loop."""
     taken: dict[str, dict[str, Any]] = {}
-    for _ in range(100):
-        got = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=60,
-                                  WaitTimeSeconds=0).get("Messages", [])
-        if not got:
-            break
-        for message in got:
-            if ids is None or message["MessageId"] in ids:
-                taken[message["MessageId"]] = message
-            else:  # not one of ours: back at once
-                sqs.change_message_visibility(QueueUrl=url, VisibilityTimeout=0,
-                                              ReceiptHandle=message["ReceiptHandle"])
-        if ids is not None and ids <= set(taken):
-            break
+    others: list[str] = []
+    try:
+        for _ in range(_MAX_RECEIVES):
+            got = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=60,
+                                      WaitTimeSeconds=0).get("Messages", [])
+            if not got:
+                break
+            for message in got:
+                if ids is None or message["MessageId"] in ids:
+                    taken[message["MessageId"]] = message
+                else:
+                    others.append(message["ReceiptHandle"])
+            if ids is not None and ids <= set(taken):
+                break
+    finally:
+        for start in range(0, len(others), 10):  # not ours: back at once
+            sqs.change_message_visibility_batch(QueueUrl=url, Entries=[
+                {"Id": str(i), "ReceiptHandle": handle, "VisibilityTimeout": 0}
+                for i, handle in enumerate(others[start:start + 10])])
     return list(taken.values())
+
+
+_MAX_RECEIVES = 100  # receives of up to 10 messages: a pass looks at 1,000 at most
 
 
 def messages(sqs: Any, url: str, limit: int) -> list[dict[str, Any]]:
@@ -195,23 +214,51 @@ def _queue(settings: Settings, name: str) -> str:
     return name
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its errors as the servers write theirs: one line, exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"{self.prog}: {' '.join(message.split())}", file=sys.stderr, flush=True)
+        raise SystemExit(2)
+
+
+def _count(name: str, most: int) -> Callable[[str], int]:
+    """An argument that is a whole number from 1 to `most` (ASCII digits)."""
+    def parse(text: str) -> int:
+        if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= most:
+            raise argparse.ArgumentTypeError(f"{name} must be a whole number from 1 to {most}, "
+                                             f"not {text[:40]!r}")
+        return int(text)
+    return parse
+
+
+def _id(name: str) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        if len(text.encode("utf-8", "surrogatepass")) > MAX_ID_BYTES:
+            raise argparse.ArgumentTypeError(f"{name} is longer than {MAX_ID_BYTES} bytes, "
+                                             "the kit's id limit")
+        return text
+    return parse
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m a2akit.admin",
-                                     description=__doc__.split("\n\n")[0])
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser = _Parser(prog=_PROG, description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     task = commands.add_parser("task", help="a task: snapshot, events, lease")
     for command in (task, tasks := commands.add_parser("tasks", help="a caller's tasks")):
-        command.add_argument("tenant")
+        command.add_argument("tenant", type=_id("tenant"))
         command.add_argument("owner")
-    task.add_argument("task_id")
+    task.add_argument("task_id", type=_id("task_id"))
     tasks.add_argument("--state", default="", help="e.g. WORKING, FAILED")
     commands.add_parser("expired", help="tasks whose lease expired").add_argument(
-        "--limit", type=int, default=100)
+        "--limit", type=_count("--limit", 1000), default=100)
     peek = commands.add_parser("messages", help="a queue's messages, summarized")
     peek.add_argument("queue")
-    peek.add_argument("--max", type=int, default=50)
+    peek.add_argument("--max", type=_count("--max", 1000), default=50)
+    helps = {"redrive": "move messages to another queue (a dead-letter queue's back)",
+             "drop": "delete messages"}
     for name in ("redrive", "drop"):
-        command = commands.add_parser(name)
+        command = commands.add_parser(name, help=helps[name])
         command.add_argument("queue")
         if name == "redrive":
             command.add_argument("--to", required=True, help="the queue to move them to")
@@ -262,14 +309,37 @@ def main(argv: Sequence[str] | None = None) -> None:
             sqs = aws.client("sqs", endpoint_url=settings.sqs_endpoint)
             url = _queue(settings, args.queue)
             ids = None if getattr(args, "all", False) else set(getattr(args, "id", None) or ())
-            if args.command == "messages":
-                result = messages(sqs, url, args.max)
-            elif args.command == "redrive":
-                result = {"moved": redrive(sqs, url, _queue(settings, args.to), ids)}
-            else:
-                result = {"dropped": drop(sqs, url, ids)}
+            result = _queue_command(sqs, settings, args, url, ids)
     json.dump(result, sys.stdout, indent=2)
     sys.stdout.write("\n")
+    if isinstance(result, dict) and result.get("notFound"):
+        print(f"{_PROG}: not found on the queue: {', '.join(result['notFound'])}",
+              file=sys.stderr)
+        raise SystemExit(1)
+
+
+_PROG = "python -m a2akit.admin"
+
+
+def _queue_command(sqs: Any, settings: Settings, args: argparse.Namespace, url: str,
+                   ids: set[str] | None) -> Any:
+    """messages, redrive or drop; ids asked for but not on the queue are `notFound`."""
+    from botocore.exceptions import ClientError
+
+    try:
+        if args.command == "messages":
+            return messages(sqs, url, args.max)
+        if args.command == "redrive":
+            done = {"moved": redrive(sqs, url, _queue(settings, args.to), ids)}
+        else:
+            done = {"dropped": drop(sqs, url, ids)}
+    except ClientError as exc:
+        # A queue that does not exist, or one this role may not use: the operator's to fix.
+        error = exc.response.get("Error", {})
+        raise SettingsError(f"queue {url}: {error.get('Code', 'error')}: "
+                            f"{error.get('Message', '')}") from None
+    missing = sorted((ids or set()) - {*next(iter(done.values()))})
+    return {**done, "notFound": missing} if missing else done
 
 
 if __name__ == "__main__":
