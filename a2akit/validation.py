@@ -33,6 +33,7 @@ _OPAQUE_PREFIX = "google.protobuf."
 _ID_FIELDS = frozenset({"id", "task_id", "context_id", "message_id", "tenant",
                         "reference_task_ids"})
 _PART = "lf.a2a.v1.Part"
+_PUSH_CONFIG = "lf.a2a.v1.TaskPushNotificationConfig"
 _STRUCT = struct_pb2.Struct.DESCRIPTOR.full_name
 _VALUE = struct_pb2.Value.DESCRIPTOR.full_name
 _NOT_FINITE = "holds a number that is not finite (NaN or an infinity)"
@@ -209,8 +210,13 @@ _ENUM_NUMBERS: dict[Any, frozenset[int] | None] = {}
 def _content(message: Any, path: str) -> Iterator[tuple[str, str]]:
     """What breaks the content rule or a limit in this one message (not in those it holds:
     `_messages` visits them)."""
-    if message.DESCRIPTOR.full_name == _PART and message.WhichOneof("content") is None:
+    name = message.DESCRIPTOR.full_name
+    if name == _PART and message.WhichOneof("content") is None:
         yield path.rstrip(".") or "part", "needs exactly one content: text, raw, url or data"
+    elif name == _PUSH_CONFIG and "/" in message.id:
+        # HTTP+JSON decodes a path before routing it: such a config could never be read or
+        # deleted there, so it is never created.
+        yield path + "id", 'must not contain "/"'
     for field, value in message.ListFields():
         where = path + field.name
         if field.name in _ID_FIELDS and field.type == FieldDescriptor.TYPE_STRING:
