@@ -22,6 +22,7 @@ no longer deadline.
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 from collections.abc import Callable, Mapping
@@ -79,8 +80,9 @@ def _json_object(raw: bytes | None) -> dict[str, Any] | None:
 def _deadline_ms(context: Mapping[str, Any] | None) -> float | None:
     # lambda_runtime's Context serializes its deadline as `deadline` (epoch ms).
     value = (context or {}).get("deadline")
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not (
+            math.isfinite(value) and value > 0):
+        return None  # NaN and the infinities too: no deadline rather than a failed call
     return float(value)
 
 
@@ -165,6 +167,9 @@ def main() -> None:
         logs.configure(settings.log_level, "jsonrpc")
         port = _port(environ)
         operations = build_operations(settings)
+        if not under_adapter(environ):
+            # Run by hand: no API Gateway identity can reach it, as with gRPC.
+            operations.authenticator.warn_if_nobody_can_call()
 
     def after_restore() -> None:
         import random

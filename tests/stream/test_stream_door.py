@@ -201,3 +201,26 @@ def test_03_streams_leave_live_in_the_03_framing(tmp_path: Path) -> None:
     assert events[-1][1]["status"]["state"] == "completed" and events[-1][1]["final"] is True
     assert missing.status_code == 200
     assert missing.text.startswith("data: ") and '"code":-32001' in missing.text
+
+
+@pytest.mark.parametrize("deadline", ["NaN", "Infinity", "-Infinity", "1e999"])
+def test_a_non_finite_deadline_in_the_adapters_context_is_no_deadline(
+        tmp_path: Path, deadline: str) -> None:
+    """Hardening (issue 33): the adapter writes a number, but a NaN or an infinity must
+    never turn the call into a 500."""
+    context = json.dumps({**json.loads(lambda_context(30)), "deadline": 0}).replace(
+        '"deadline": 0', f'"deadline": {deadline}')  # as JSON text: json.dumps writes no 1e999
+    with door(tmp_path / "door.log", adapter=True) as url:
+        reply = _send(url, {"x-amzn-lambda-context": context})
+    assert reply.status_code == 200, reply.text
+    assert "result" in reply.json(), reply.text
+    assert reply.json()["result"]["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+def test_a_bare_door_nobody_can_call_says_so_at_start(tmp_path: Path) -> None:
+    """Run by hand (not under the adapter) with no scheme and no anonymous access, every
+    call is 401: the door says so once at start, as `python -m grpc_service` does."""
+    log = tmp_path / "door.log"
+    with door(log, adapter=False, A2A_ALLOW_ANONYMOUS="false") as url:
+        assert _send(url, {}).status_code == 401
+    assert "no caller can be authenticated" in log.read_text()
