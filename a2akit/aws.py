@@ -10,7 +10,8 @@ start of a process: one line naming what to fix).
     "service"         ClientError: AWS answered with an error (`code` is its error code)
     "connection"      ConnectionError, HTTPClientError: AWS could not be reached
     "region"          NoRegionError: no region configured for the client
-    "client"          any other BotoCoreError (credentials, parameters)
+    "credentials"     no credentials found, or incomplete, or not retrievable
+    "client"          any other BotoCoreError (parameters, ...)
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ def client(service: str, *, endpoint_url: str | None = None, region_name: str | 
 class AwsFailure:
     """What a botocore exception means (see the table in the module docstring)."""
 
-    kind: Literal["service", "connection", "region", "client"]
+    kind: Literal["service", "connection", "region", "credentials", "client"]
     code: str  # the service's error code, else the exception's class name
     response: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
@@ -68,6 +69,9 @@ def failure(exc: BaseException) -> AwsFailure | None:
         return AwsFailure("connection", name)
     if isinstance(exc, botocore.NoRegionError):
         return AwsFailure("region", name)
+    if isinstance(exc, botocore.NoCredentialsError | botocore.PartialCredentialsError
+                  | botocore.CredentialRetrievalError):
+        return AwsFailure("credentials", name)
     if isinstance(exc, botocore.BotoCoreError):
         return AwsFailure("client", name)
     return None

@@ -11,6 +11,7 @@ import concurrent.futures
 import contextlib
 import importlib
 import logging
+import os
 import sys
 import traceback
 from collections.abc import Coroutine, Iterator
@@ -143,7 +144,12 @@ def make_store(settings: Settings) -> TaskStore:
         raise StartupError(f"{where}: cannot make a DynamoDB client: {exc}") from exc
     store = DynamoDBStore(settings.table, client, retention_days=settings.retention_days,
                           owns_client=True, max_task_bytes=settings.max_task_bytes)
-    if endpoint:
+    if not endpoint and not os.environ.get("AWS_LAMBDA_FUNCTION_NAME"):
+        # A process started by hand or in a container, against AWS: one read now, so missing
+        # credentials or a table that is not there stop it with one line, not every call
+        # later. (In Lambda the stack made both; its cold start does not pay for the read.)
+        _check_table(client, where, settings.table)
+    elif endpoint:
         # A local emulator: create the table on first use. Against AWS, never.
         try:
             _run_blocking(store.create_table_if_missing())
@@ -155,6 +161,27 @@ def make_store(settings: Settings) -> TaskStore:
                 f"{where}: cannot create or read table {settings.table!r} there "
                 f"({exc}); is the emulator running? ./dev dynamodb starts one") from exc
     return store
+
+
+def _check_table(client: Any, where: str, table_name: str) -> None:
+    """One GetItem of a key no task has: the read every role of the stack may make."""
+    from a2akit.store import table
+
+    try:
+        client.get_item(TableName=table_name, Key=table.key("a2akit#startup-check", "-"))
+    except Exception as exc:
+        failure = aws.failure(exc)
+        code = failure.code if failure is not None else getattr(exc, "code", "")
+        if failure is not None and failure.kind == "credentials":
+            raise StartupError(
+                f"{where}: no AWS credentials found for DynamoDB; set AWS_PROFILE or "
+                f"AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or {ENV.DYNAMODB_ENDPOINT} "
+                "for DynamoDB Local (./dev dynamodb)") from None
+        if "ResourceNotFoundException" in f"{code} {exc}":
+            raise StartupError(f"{where}: no table {table_name!r} in this account and "
+                               "region (AWS_REGION); deploy the stack, or set "
+                               f"{ENV.DYNAMODB_ENDPOINT} for DynamoDB Local") from None
+        raise StartupError(f"{where}: cannot read the table: {exc}") from None
 
 
 def attach_push_delivery(settings: Settings, store: TaskStore) -> InlineDelivery | None:

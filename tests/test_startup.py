@@ -180,3 +180,19 @@ def test_queue_mode_without_a_region_for_sqs_says_so(entry_point: str, ddb_endpo
     assert run.returncode == STARTUP_EXIT_CODE, run.stderr
     line = _check_one_line(run, "AWS_DEFAULT_REGION")
     assert "SQS" in line, line
+
+
+# A table in AWS with no credentials anywhere (issue 33, item 14): nothing is sent (botocore
+# finds no credentials before any request), and the process stops naming what to set.
+NO_CREDENTIALS = {"A2A_TABLE": "a2a-tasks", "AWS_DEFAULT_REGION": "us-east-1",
+                  "AWS_CONFIG_FILE": "/nonexistent", "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent",
+                  "AWS_EC2_METADATA_DISABLED": "true", "HOME": "/nonexistent"}
+
+
+@pytest.mark.parametrize("entry_point", ["serve", "grpc"])
+def test_a_table_without_credentials_stops_the_command_line_entry_points(
+        entry_point: str) -> None:
+    run = _run(entry_point, NO_CREDENTIALS)
+    assert run.returncode == STARTUP_EXIT_CODE, run.stderr
+    line = _check_one_line(run, "A2A_TABLE")
+    assert "credentials" in line and "AWS_ENDPOINT_URL_DYNAMODB" in line, line

@@ -177,8 +177,9 @@ async def sweep_periodically(store: TaskStore, interval: float) -> None:
         await asyncio.sleep(interval)
         try:
             ended = await sweep(store)
-        except A2AError:
-            log.warning("lease sweep failed", exc_info=True)
+        except A2AError as exc:
+            # The store's error was logged where it happened: one line here, no traceback.
+            log.warning("lease sweep failed: %s", exc.__cause__ or exc)
             continue
         if ended:
             log.info("lease sweep ended %d task(s) FAILED", ended)

@@ -118,7 +118,8 @@ def translated(call: str, interpret: Interpret | None = None) -> Iterator[None]:
     """Run DynamoDB call `call` (its name, for the log), raising the kit's errors for botocore's.
 
     Raises what `interpret` returns for a cancelled transaction, UnavailableError for
-    throttling and connection failures, InternalError for anything else."""
+    throttling, connection failures and missing credentials, InternalError for anything
+    else."""
     try:
         yield
     except DynamoDBError as exc:
@@ -132,6 +133,9 @@ def translated(call: str, interpret: Interpret | None = None) -> Iterator[None]:
         if failure.kind == "service":
             raise _client_error(exc, failure.response, call, interpret) from exc
         if failure.kind == "connection":
+            raise UnavailableError() from exc
+        if failure.kind == "credentials":  # none found, or expired and not renewed: retryable
+            log.error("DynamoDB %s failed: no usable AWS credentials (%s)", call, exc)
             raise UnavailableError() from exc
         log.error("DynamoDB %s failed: %s", call, exc)
         raise InternalError() from exc

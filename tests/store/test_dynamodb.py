@@ -235,6 +235,25 @@ async def test_unreachable_is_unavailable(closing: list[Any], scope: Scope) -> N
     assert isinstance(caught.value.__cause__, botocore.exceptions.EndpointConnectionError)
 
 
+async def test_no_credentials_is_unavailable(closing: list[Any], scope: Scope,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Credentials gone (none found, or expired and not renewed): the store is down for
+    now, UNAVAILABLE (retryable), not an internal error (issue 33, item 14)."""
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
+                 "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    import boto3  # a session of its own: the default one keeps the credentials it found
+
+    closing.append(boto3.session.Session().client(
+        "dynamodb", endpoint_url=f"http://127.0.0.1:{free_port()}", region_name="us-east-1"))
+    with pytest.raises(UnavailableError) as caught:
+        await DynamoDBStore(TABLE, closing[0]).get(scope, "t1")
+    assert isinstance(caught.value.__cause__, botocore.exceptions.NoCredentialsError)
+
+
 async def test_throttling_after_retries_is_unavailable(ddb_endpoint: str, closing: list[Any],
                                                        scope: Scope) -> None:
     client = _client(ddb_endpoint, 2)
