@@ -1,6 +1,7 @@
 """The official A2A client beside the kit (a2akit/peers/_sdk.py): its generated messages
 describe the kit's, so the kit's may stand in for them; with that, the SDK and the kit load in
-one process, in either of the kit's processes; and importing a2akit.peers loads no SDK."""
+one process, in either of the kit's processes. (That the doors load no SDK, even for an agent
+that names a peer: tests/unit/test_layout.py.)"""
 
 from __future__ import annotations
 
@@ -113,15 +114,6 @@ def test_the_sdk_loads_in_a_kit_process(kit_process: str) -> None:
                "print(a2a.types.Message is a2a_pb2.Message, "
                "a2a.client.transports.grpc.SendMessageRequest is a2a_pb2.SendMessageRequest)")
     assert out.split() == ["True", "True"]
-
-
-def test_importing_the_peers_package_loads_no_client() -> None:
-    """An agent module that names a peer is imported by the front doors for its card: that
-    import must not bring the SDK (or httpx, grpc) into their cold start."""
-    out = _run("import sys, handlers.jsonrpc, a2akit.peers, a2akit.examples.delegating; "
-               "print(sorted({m.split('.')[0] for m in sys.modules}))")
-    for heavy in ("a2a", "grpc", "httpx", "pydantic"):
-        assert f"'{heavy}'" not in out, heavy
 
 
 def test_the_sdk_missing_is_named_with_its_extra(monkeypatch: pytest.MonkeyPatch) -> None:
