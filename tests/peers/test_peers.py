@@ -235,3 +235,15 @@ async def test_an_api_key_wins_over_the_token_for_its_peer(issuer: Issuer) -> No
                        peer_client_id="editor-client")
         assert (await peers.peer("d").call("a b")).text == "2 words"
     assert issuer.hits[TOKEN_PATH] == 0
+
+
+class _Refusing:
+    async def execute(self, context: Any, task: Any) -> None:
+        raise AgentFailure("The ledger is closed on Sundays")
+
+
+async def test_an_agent_failure_ends_the_task_failed_with_its_message() -> None:
+    async with _serving(_Refusing(), ANON) as harness:
+        response = await harness.stub.SendMessage(send_request("hello"), metadata=V1)
+    assert response.task.status.state == pb.TASK_STATE_FAILED
+    assert response.task.status.message.parts[0].text == "The ledger is closed on Sundays"
