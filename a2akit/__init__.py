@@ -4,7 +4,7 @@
     from a2akit import parameter, secret  # what the agent reads at run time (agent_secrets)
 """
 
-from a2akit.agent import Agent, RequestContext, TaskHandle
+from a2akit.agent import Agent, AgentFailure, RequestContext, TaskHandle
 from a2akit.agent_secrets import parameter, secret
 
-__all__ = ["Agent", "RequestContext", "TaskHandle", "parameter", "secret"]
+__all__ = ["Agent", "AgentFailure", "RequestContext", "TaskHandle", "parameter", "secret"]

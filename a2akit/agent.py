@@ -15,8 +15,10 @@ Optional attributes feed the agent card: ``name``, ``description``, ``version``,
 
 An agent may raise an `A2AError` (say `ContentTypeNotSupportedError`) before it reports
 anything: the caller then gets that error and no task is created. Any other exception, or
-one raised after the task exists, fails the task. When the task is canceled, the agent's
-coroutine is cancelled (`asyncio.CancelledError`), so `await` points are where it stops.
+one raised after the task exists, fails the task: an `AgentFailure` with its message as the
+status text, anything else with a generic text (its traceback goes to the log only). When
+the task is canceled, the agent's coroutine is cancelled (`asyncio.CancelledError`), so
+`await` points are where it stops.
 """
 
 from __future__ import annotations
@@ -34,7 +36,14 @@ from a2akit.logs import AGENT_LOGGER
 from a2akit.states import status_event
 from a2akit.store.base import Scope
 
-__all__ = ["Agent", "RequestContext", "TaskHandle", "TaskSink", "text_message"]
+__all__ = ["Agent", "AgentFailure", "RequestContext", "TaskHandle", "TaskSink", "text_message"]
+
+
+class AgentFailure(Exception):
+    """A failure whose message is written for the caller. Raised out of `execute`, it ends
+    the task FAILED with the message as the status text, and logs one WARNING line without a
+    traceback. `a2akit.peers.PeerError` is one; raise it yourself where `task.fail(text)`
+    cannot be reached (deep in a tool)."""
 
 
 @dataclasses.dataclass(frozen=True)

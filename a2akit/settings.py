@@ -97,6 +97,12 @@ class ENV:
     PUSH_DLQ_URL = "A2A_PUSH_DLQ_URL"
     # Framework adapters (docs/frameworks.md).
     LANGGRAPH_CHECKPOINT_TABLE = "A2A_LANGGRAPH_CHECKPOINT_TABLE"
+    # Agents that call agents (a2akit/peers; docs/peers.md).
+    PEERS = "A2A_PEERS"
+    PEER_API_KEYS = "A2A_PEER_API_KEYS"
+    PEER_TOKEN_URL = "A2A_PEER_TOKEN_URL"
+    PEER_CLIENT_ID = "A2A_PEER_CLIENT_ID"
+    PEER_SCOPES = "A2A_PEER_SCOPES"
 
 
 DEFAULT_AGENT = "a2akit.examples.echo:agent"
@@ -213,9 +219,20 @@ class Settings:
     # LangGraph's checkpoints (a2akit.adapters.langgraph): a DynamoDB table of their own, so a
     # graph waiting for input resumes in any process; None: in memory, this process only.
     langgraph_checkpoint_table: str | None = None
+    # --- agents that call agents (a2akit/peers) -------------------------------------------------
+    # peer name -> its agent card URL, its base URL, or grpc://host:port (grpcs:// with TLS)
+    peers: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    # peer name -> the name of the secret (a2akit.agent_secrets) holding its API key
+    peer_api_keys: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    # OAuth 2.0 client credentials (Cognito's token endpoint) for every peer without an API
+    # key; the client secret is the secret PEER_CLIENT_SECRET.
+    peer_token_url: str | None = None
+    peer_client_id: str | None = None
+    peer_scopes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         _check_auth(self)
+        _check_peers(self)
 
     @property
     def jwt_enabled(self) -> bool:
@@ -303,6 +320,11 @@ class Settings:
                                   maximum=100),
             push_dlq_url=env.get(ENV.PUSH_DLQ_URL) or None,
             langgraph_checkpoint_table=env.get(ENV.LANGGRAPH_CHECKPOINT_TABLE) or None,
+            peers=name_map(env, ENV.PEERS),
+            peer_api_keys=name_map(env, ENV.PEER_API_KEYS),
+            peer_token_url=env.get(ENV.PEER_TOKEN_URL) or None,
+            peer_client_id=env.get(ENV.PEER_CLIENT_ID) or None,
+            peer_scopes=_list(env.get(ENV.PEER_SCOPES)),
         )
 
 
@@ -563,6 +585,48 @@ def _check_auth(settings: Settings) -> None:
         if value < settings.auth_refresh_seconds:
             raise SettingsError(f"{name} must be at least {ENV.AUTH_REFRESH_SECONDS} "
                                 f"({settings.auth_refresh_seconds:g} s), not {value:g}")
+
+
+_PEER_SCHEMES = ("http", "https", "grpc", "grpcs")
+
+
+def _peer_address_error(address: str) -> str | None:
+    """What is wrong with a peer's address (None: nothing). http(s): a card or base URL with a
+    host and no query or fragment; grpc(s): host:port and nothing else."""
+    parts = urlsplit(address)
+    try:
+        port = parts.port
+    except ValueError:
+        return "its port is not a port number"
+    if parts.scheme not in _PEER_SCHEMES:
+        return "it must start with http://, https://, grpc:// or grpcs://"
+    if not parts.hostname or parts.query or parts.fragment or parts.username or any(
+            ch.isspace() for ch in address):
+        return "it needs a host, and no query, fragment or user"
+    if parts.scheme.startswith("grpc") and (port is None or parts.path not in ("", "/")):
+        return "a gRPC address is grpc://host:port, with no path"
+    return None
+
+
+def _check_peers(settings: Settings) -> None:
+    """The peers' addresses and credentials; every message names the variable."""
+    for name, address in settings.peers.items():
+        problem = _peer_address_error(address)
+        if problem:
+            raise SettingsError(f"{ENV.PEERS} entry {name}={address}: {problem}")
+    for name, secret_name in settings.peer_api_keys.items():
+        if name not in settings.peers:
+            raise SettingsError(f"{ENV.PEER_API_KEYS} names {name}, which {ENV.PEERS} does not")
+        if not _NAME.match(secret_name):
+            raise SettingsError(f"{ENV.PEER_API_KEYS} entry {name}={secret_name}: the value is the"
+                                " name of a secret (letters, digits, _)")
+    if settings.peer_token_url is not None:
+        check_fetch_url(settings.peer_token_url, ENV.PEER_TOKEN_URL)
+        if not settings.peer_client_id:
+            raise SettingsError(f"{ENV.PEER_CLIENT_ID} is required with {ENV.PEER_TOKEN_URL}")
+    elif settings.peer_client_id or settings.peer_scopes:
+        raise SettingsError(f"{ENV.PEER_TOKEN_URL} is required by {ENV.PEER_CLIENT_ID} and "
+                            f"{ENV.PEER_SCOPES}")
 
 
 def _operation_names() -> set[str]:

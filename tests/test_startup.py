@@ -71,6 +71,9 @@ BAD_SETTINGS = {
     "public-url-no-host": ("A2A_PUBLIC_URL", {"A2A_PUBLIC_URL": "https:///a2a"}),
     "public-url-query": ("A2A_PUBLIC_URL", {"A2A_PUBLIC_URL": "https://x.example/?a=1"}),
     "public-url-port": ("A2A_PUBLIC_URL", {"A2A_PUBLIC_URL": "http://127.0.0.1:99999/"}),
+    # Agents that call agents: read on the first call, refused at start all the same.
+    "peer-grpc-without-port": ("A2A_PEERS", {"A2A_PEERS": "counter=grpc://counter.internal"}),
+    "peer-key-for-no-peer": ("A2A_PEER_API_KEYS", {"A2A_PEER_API_KEYS": "counter=KEY"}),
 }
 
 

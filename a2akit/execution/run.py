@@ -26,7 +26,7 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Sequence
 
-from a2akit.agent import Agent, RequestContext, TaskHandle
+from a2akit.agent import Agent, AgentFailure, RequestContext, TaskHandle
 from a2akit.clock import now
 from a2akit.errors import A2AError, InternalError, InvalidAgentResponseError
 from a2akit.execution.outcomes import Duplicate, Outcome, Replied, Started, Terms, recording
@@ -301,6 +301,10 @@ class Run:
                     self._writes.held = True
                 else:
                     self._fail_safely(exc.message)
+            except AgentFailure as exc:
+                # Its message is meant for the caller; a traceback would add nothing.
+                log.warning("agent failed on task %s: %s", self._context.task_id, exc)
+                self._fail_safely(str(exc))
             except Exception:
                 log.exception("agent failed on task %s", self._context.task_id)
                 self._fail_safely("The agent failed while working on this task")

@@ -1,6 +1,7 @@
 """A local OpenID Connect issuer for the tests: a real HTTP server on loopback serving the
 discovery document and the JWKS, with keys the tests publish and rotate, and a count of
-every fetch; and the tokens the tests present, good and bad."""
+every fetch; the tokens the tests present, good and bad; and a token endpoint for the OAuth
+2.0 client-credentials grant, as Cognito's (`/oauth2/token`, the client in Basic auth)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import hmac
 import json
 import threading
 import time
+import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -21,6 +23,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 AUDIENCE = "a2a-agent"
 SCOPE = "a2a/invoke"
 JWKS_PATH = "/keys.json"
+TOKEN_PATH = "/oauth2/token"
 
 Key = rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey
 
@@ -39,6 +42,9 @@ class Issuer:
         self.fail = False  # answer 503 to everything
         self.delay = 0.0  # seconds to wait before answering
         self.discovered_issuer: str | None = None  # what discovery names (default: itself)
+        self.clients: dict[str, str] = {}  # client id -> secret, for the token endpoint
+        self.token_lifetime = 600  # seconds, the tokens' `expires_in` and `exp`
+        self.token_requests: list[dict[str, str]] = []  # the form of each token request
         issuer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -58,6 +64,20 @@ class Issuer:
                     self.wfile.write(body)
                 except OSError:
                     pass  # the client gave up (a timeout test)
+
+            def do_POST(self) -> None:
+                issuer.hits[self.path] += 1
+                length = int(self.headers.get("Content-Length") or 0)
+                form = dict(urllib.parse.parse_qsl(self.rfile.read(length).decode()))
+                issuer.token_requests.append(form)
+                status, document = issuer._grant(self.path, self.headers.get("Authorization"),
+                                                  form)
+                body = json.dumps(document).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass
@@ -88,6 +108,25 @@ class Issuer:
         if path == JWKS_PATH:
             return {"keys": [self._jwk(kid) for kid in self.published]}
         return None
+
+    def _grant(self, path: str, authorization: str | None,
+               form: dict[str, str]) -> tuple[int, dict[str, Any]]:
+        """The client-credentials grant: Cognito's answers, its error codes."""
+        if path != TOKEN_PATH:
+            return 404, {"error": "not_found"}
+        if form.get("grant_type") != "client_credentials":
+            return 400, {"error": "unsupported_grant_type"}
+        scheme, _, encoded = (authorization or "").partition(" ")
+        client_id, _, secret = (base64.b64decode(encoded).decode() if scheme == "Basic"
+                                else "").partition(":")
+        if not client_id or self.clients.get(client_id) != secret:
+            return 400, {"error": "invalid_client"}
+        # Cognito's access tokens name the client in `client_id`; `aud` keeps the kit's
+        # audience check of these tests.
+        token = self.token(sub=client_id, client_id=client_id,
+                           exp=int(time.time()) + self.token_lifetime)
+        return 200, {"access_token": token, "expires_in": self.token_lifetime,
+                     "token_type": "Bearer"}
 
     def _jwk(self, kid: str) -> dict[str, Any]:
         key = self.keys[kid]

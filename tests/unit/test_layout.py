@@ -119,6 +119,20 @@ def test_the_doors_load_no_agent_framework(door: str) -> None:
     assert adapters == "]", adapters
 
 
+@pytest.mark.parametrize("door", ["handlers.jsonrpc", "handlers.stream"])
+def test_the_doors_load_no_a2a_client_even_for_an_agent_that_calls_peers(door: str) -> None:
+    """a2akit.peers imports the official A2A SDK (`a2a`, with pydantic, httpx, grpc) on an
+    agent's first call to a peer: a door that imports such an agent for its card loads none
+    of it (docs/peers.md)."""
+    code = (f"import sys, {door}, a2akit.peers, a2akit.examples.delegating; "
+            "print(sorted({m.split('.')[0] for m in sys.modules}))")
+    loaded = subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True,
+                            capture_output=True, text=True,
+                            env={"A2A_ALLOW_ANONYMOUS": "true", "PATH": ""}).stdout
+    for heavy in ("a2a", "pydantic", "httpx", "grpc"):
+        assert f"'{heavy}'" not in loaded.strip().splitlines()[-1], heavy
+
+
 def test_the_http_json_binding_loads_on_its_first_request() -> None:
     """Its module and route table stay out of the JSON-RPC front door's cold start
     (docs/performance.md), and come in with the first HTTP+JSON request."""
