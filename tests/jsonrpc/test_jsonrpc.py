@@ -541,13 +541,14 @@ def test_lambda_handler_does_not_import_grpc() -> None:
 
 @pytest.mark.slow
 def test_lambda_handler_with_a_table_does_not_import_botocore() -> None:
-    # Lambda's environment: a table, credentials and a region. The store then runs on the
+    # Lambda's environment: a table, credentials, a region and the function's name (so no
+    # read of the table at start, a2akit.runtime.make_store). The store then runs on the
     # kit's own client, and botocore (about 0.25 s of cold start) is never loaded.
     code = ("import sys, handlers.jsonrpc; print(type(handlers.jsonrpc.operations.store"
             "._client).__name__, 'botocore' in sys.modules)")
     env = {"A2A_ALLOW_ANONYMOUS": "true", "PATH": "", "A2A_TABLE": "tasks",
            "AWS_ACCESS_KEY_ID": "a", "AWS_SECRET_ACCESS_KEY": "b", "AWS_SESSION_TOKEN": "c",
-           "AWS_REGION": "us-east-1"}
+           "AWS_REGION": "us-east-1", "AWS_LAMBDA_FUNCTION_NAME": "door"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, env=env)
     assert out.stdout.split() == ["Client", "False"]
