@@ -38,7 +38,9 @@ class Gatekeeper:
 
 
 def _settings(wait: float) -> Settings:
-    return Settings(allow_anonymous=True, push_delivery=STREAM, input_wait_seconds=wait)
+    # With a quota: the write that cancels a task frees its place.
+    return Settings(allow_anonymous=True, push_delivery=STREAM, input_wait_seconds=wait,
+                    max_active_tasks_per_caller=10)
 
 
 async def _waiting(store: TaskStore, scope: Scope, agent: object, wait: float) -> str:
@@ -62,8 +64,8 @@ async def _sweep_until_ended(store: TaskStore, scope: Scope, task_ids: list[str]
         await asyncio.sleep(0.1)
 
 
-async def test_the_sweeper_cancels_a_task_that_waited_too_long(store: TaskStore,
-                                                              scope: Scope) -> None:
+async def test_the_sweeper_cancels_a_task_that_waited_too_long(store: TaskStore) -> None:
+    scope = Scope(f"t#{uuid.uuid4().hex[:8]}", f"waiter-{uuid.uuid4().hex[:8]}")
     old_input = await _waiting(store, scope, GreeterAgent(), WAIT)
     old_auth = await _waiting(store, scope, Gatekeeper(), WAIT)
     fresh = await _waiting(store, scope, GreeterAgent(), 3600)
@@ -86,6 +88,7 @@ async def test_the_sweeper_cancels_a_task_that_waited_too_long(store: TaskStore,
         assert events[-1].event.status_update.status.state == pb.TASK_STATE_CANCELED
     kept = await store.get(scope, fresh)
     assert kept is not None and kept.task.status.state == pb.TASK_STATE_INPUT_REQUIRED
+    assert await store.active_tasks(scope.owner) == 1  # the fresh one only
 
 
 async def test_a_new_message_restarts_the_wait(store: TaskStore) -> None:
