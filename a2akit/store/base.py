@@ -319,7 +319,8 @@ class TaskStore(abc.ABC):
     @abc.abstractmethod
     async def active_tasks(self, owner: str) -> int:
         """How many of `owner`'s tasks, in any tenant, were created with a quota and have
-        not ended yet (`create`): what the per-caller quota counts."""
+        not ended yet (`create`): what the per-caller quota counts. It may be a moment old
+        (DynamoDB reads it eventually consistent); the create's own check is exact."""
 
     async def count(self, scope: Scope, states: Collection[int]) -> int:
         """How many of the scope's tasks are in one of `states`. This default asks `list`

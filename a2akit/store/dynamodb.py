@@ -506,9 +506,11 @@ class DynamoDBStore(TaskStore):
         return await count_states(self._call, self._client, self.table_name, scope, states)
 
     async def active_tasks(self, owner: str) -> int:
+        # Eventually consistent (half the read): the count only spares a run that the
+        # create's conditional write would refuse anyway (docs/store.md, the quota).
         response = await self._call(
             self._client.get_item, TableName=self.table_name, Key=table.quota_key(owner),
-            ConsistentRead=True, ProjectionExpression="#a",
+            ProjectionExpression="#a",
             ExpressionAttributeNames={"#a": table.QUOTA_ACTIVE})
         return int(response.get("Item", {}).get(table.QUOTA_ACTIVE, {"N": "0"})["N"])
 
