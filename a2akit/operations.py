@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, TypeVar
 from google.protobuf import empty_pb2
 from google.protobuf.message import Message
 
-from a2akit import logs, metrics
+from a2akit import logs
 from a2akit.agent import Agent, RequestContext
 from a2akit.auth import Authenticator
 from a2akit.caller import Call, Headers, resolve_call
@@ -29,7 +29,6 @@ from a2akit.errors import (
     PushNotificationNotSupportedError,
     TaskNotCancelableError,
     TaskNotFoundError,
-    TooManyActiveTasksError,
     UnsupportedOperationError,
 )
 from a2akit.execution.budget import call_budget
@@ -45,8 +44,16 @@ from a2akit.replies import Events, media_matches, request_claim, single, task_st
 from a2akit.rpc import Operation, Streaming, Unary, check_table
 from a2akit.service_params import SUPPORTED_VERSION
 from a2akit.settings import Settings
-from a2akit.states import ACTIVE, is_terminal, status_event
-from a2akit.store.base import Lease, PushTarget, Scope, StoredTask, TaskQuery, TaskStore
+from a2akit.states import is_terminal, status_event
+from a2akit.store.base import (
+    Lease,
+    PushTarget,
+    Scope,
+    StoredTask,
+    TaskQuery,
+    TaskStore,
+    quota_refused,
+)
 from a2akit.store.cursor import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MIN_PAGE_SIZE
 from a2akit.validation import check_history_length, check_request
 
@@ -209,13 +216,13 @@ class Operations:
         return await self.executor.begin(context, stored, claim, push_configs, call.deadline)
 
     async def _check_quota(self, scope: Scope) -> None:
-        """A new task for a caller with `max_active_tasks_per_caller` unfinished ones is
-        refused, before anything is written. Two sends at once may both pass the count:
-        the limit bounds a flood, not each task."""
+        """A caller with `max_active_tasks_per_caller` unfinished tasks (in any tenant) is
+        refused a new one before its agent runs. This read only spares the run: the store
+        counts the task in the write that creates it, on the condition that the caller stays
+        within the limit (`TaskStore.create`), so a burst of sends cannot get past it."""
         limit = self.settings.max_active_tasks_per_caller
-        if limit is not None and await self.store.count(scope, ACTIVE) >= limit:
-            metrics.count(metrics.QUOTA_REFUSED)
-            raise TooManyActiveTasksError(metadata={"limit": str(limit)})
+        if limit is not None and await self.store.active_tasks(scope.owner) >= limit:
+            raise quota_refused(limit)
 
     async def _answer(self, scope: Scope, outcome: Started | Duplicate) -> StoredTask:
         """The task a SendMessage answers with. Idempotency is decided here: a repeated

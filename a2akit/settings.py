@@ -62,6 +62,7 @@ class ENV:
     QUEUE_URL = "A2A_QUEUE_URL"
     SQS_ENDPOINT = "AWS_ENDPOINT_URL_SQS"
     LEASE_SECONDS = "A2A_LEASE_SECONDS"
+    INPUT_WAIT_SECONDS = "A2A_INPUT_WAIT_SECONDS"
     BUDGET_MARGIN_SECONDS = "A2A_BUDGET_MARGIN_SECONDS"
     QUEUE_GRACE_SECONDS = "A2A_QUEUE_GRACE_SECONDS"
     QUEUE_MAX_RECEIVES = "A2A_QUEUE_MAX_RECEIVES"
@@ -154,7 +155,8 @@ class Settings:
     extended_agent_card: bool = False
     # Longest a stream (or a blocking wait) may run; Lambda needs one below its timeout.
     stream_budget_seconds: float | None = None
-    # At most this many non-terminal tasks per caller (tenant and owner); None: no limit.
+    # At most this many unfinished tasks per caller (its owner, across every tenant it
+    # names); None: no limit. The store counts them in the writes that create and end a task.
     max_active_tasks_per_caller: int | None = None
     retention_days: int = 30
     # The largest task a store keeps (a2akit.store.base.TaskStore.check_size).
@@ -170,6 +172,9 @@ class Settings:
     # A runner renews its lease on a task every third of this; a lease not renewed for this
     # long means the runner stopped, and the task ends FAILED (a2akit.execution.leases).
     lease_seconds: float = 30.0
+    # A task waiting for the client (input- or auth-required) with no new message for this
+    # long is ended CANCELED by the sweeper (a2akit.execution.leases): 30 days.
+    input_wait_seconds: float = 30 * 86400.0
     # Kept free of an invocation's remaining time (Lambda) for the answer to leave.
     budget_margin_seconds: float = 5.0
     # How long a queued task may wait for a worker before it counts as lost.
@@ -278,6 +283,7 @@ class Settings:
             queue_url=env.get(ENV.QUEUE_URL) or None,
             sqs_endpoint=env.get(ENV.SQS_ENDPOINT) or None,
             lease_seconds=_seconds(env, ENV.LEASE_SECONDS, cls.lease_seconds),
+            input_wait_seconds=_seconds(env, ENV.INPUT_WAIT_SECONDS, cls.input_wait_seconds),
             budget_margin_seconds=_seconds(env, ENV.BUDGET_MARGIN_SECONDS,
                                            cls.budget_margin_seconds),
             queue_grace_seconds=_seconds(env, ENV.QUEUE_GRACE_SECONDS, cls.queue_grace_seconds),

@@ -17,6 +17,7 @@ __all__ = [
     "apply_event",
     "check_transition",
     "closes_stream",
+    "ended_event",
     "ends_stream",
     "failed_event",
     "is_terminal",
@@ -55,7 +56,15 @@ def failed_event(task_id: str, context_id: str, text: str, *,
                  reason: str = "failure") -> pb.StreamResponse:
     """The event that ends a task FAILED, its status message (`{task_id}-{reason}`) saying
     why: the one form for every failure the kit writes (the runner's, a lost lease's)."""
-    status = pb.TaskStatus(state=pb.TASK_STATE_FAILED, timestamp=now())
+    return ended_event(task_id, context_id, pb.TASK_STATE_FAILED, text, reason=reason)
+
+
+def ended_event(task_id: str, context_id: str, state: pb.TaskState, text: str, *,
+                reason: str) -> pb.StreamResponse:
+    """The event with which the kit itself ends a task in `state` (FAILED, or CANCELED for
+    a task that waited too long for the client), its status message (`{task_id}-{reason}`)
+    saying why."""
+    status = pb.TaskStatus(state=state, timestamp=now())
     message = status.message
     message.message_id = f"{task_id}-{reason}"
     message.role = pb.ROLE_AGENT

@@ -93,7 +93,7 @@ class InlineExecutor(Executor):
             # the call waits half the margin longer, so that FAILED write is in the answer.
             run_budget = budget
             wait = budget + self.settings.budget_margin_seconds / 2
-        terms = Terms.within(self.settings.lease_seconds, run_budget,
+        terms = Terms.within(self.settings, run_budget,
                              "this request on AWS Lambda")
         run = Run(self.store, self.agent, context, stored=stored, claim=claim, terms=terms,
                   push_configs=push_configs)

@@ -11,6 +11,13 @@ in this one place:
     read AND on the lease still being over at write time: a renewal that lands first wins,
     so a live runner is never overridden.
 
+A task that waits for the client (input- or auth-required) is run by nobody; it holds a
+*wait lease* (owner `wait#`) for `A2A_INPUT_WAIT_SECONDS` from the write that made it wait,
+so it is found the same way. When that lease ends the client sent no new message in time:
+the task ends CANCELED (not FAILED: nothing went wrong, the client went away), with a
+status message saying so and naming the setting. A new message replaces the wait lease
+with a runner's (or the queue's), so the wait counts from the last message.
+
 Readers apply it when they meet such a task (GetTask, SubscribeToTask, ListTasks, a
 redelivered queue message), and so does the sweeper (`sweep`), which finds expired leases
 through the store's lease index instead of reading every task.
@@ -28,12 +35,14 @@ from a2akit.clock import epoch_ms
 from a2akit.errors import A2AError, UnavailableError
 from a2akit.execution.fold import Change, fold_write
 from a2akit.generated import a2a_pb2 as pb
-from a2akit.states import failed_event, is_terminal
+from a2akit.settings import ENV
+from a2akit.states import ended_event, is_terminal
 from a2akit.store.base import Lease, Scope, StoredTask, TaskStore
 
 __all__ = [
     "QUEUE_PREFIX",
     "RUNNER_PREFIX",
+    "WAIT_PREFIX",
     "current",
     "fail",
     "lease_for",
@@ -44,16 +53,20 @@ __all__ = [
     "settle",
     "sweep",
     "sweep_periodically",
+    "wait_lease",
 ]
 
 log = logging.getLogger("a2akit.leases")
 
 QUEUE_PREFIX = "queue#"
 RUNNER_PREFIX = "run#"
+WAIT_PREFIX = "wait#"
 _PROCESS = f"{socket.gethostname()}#{os.getpid()}"
 
 RUNNER_STOPPED = ("The agent's runner stopped before the task finished: its lease expired "
                   "without being renewed (the process died, froze or lost the task store)")
+WAITED_TOO_LONG = (f"The task waited for the client with no new message for longer than "
+                   f"{ENV.INPUT_WAIT_SECONDS} allows; it is canceled")
 NEVER_PICKED_UP = ("No worker took the task from the queue before its queue lease expired; "
                    "the agent never ran")
 
@@ -70,6 +83,11 @@ def queue_owner() -> str:
 
 def lease_for(owner: str, seconds: float) -> Lease:
     return Lease(owner, epoch_ms() + int(seconds * 1000))
+
+
+def wait_lease(input_wait_seconds: float) -> Lease:
+    """The lease of a task that now waits for the client: it ends the wait (see above)."""
+    return lease_for(f"{WAIT_PREFIX}client", input_wait_seconds)
 
 
 def renewal_interval(lease_seconds: float) -> float:
@@ -89,12 +107,19 @@ def _lost(stored: StoredTask, now_ms: int | None = None) -> bool:
     return lost(stored.task.status.state, stored.lease, now_ms)
 
 
-def _reason(lease: Lease) -> str:
-    return NEVER_PICKED_UP if lease.owner.startswith(QUEUE_PREFIX) else RUNNER_STOPPED
-
-
 def _failure(current: StoredTask, text: str, reason: str) -> pb.StreamResponse:
-    return failed_event(current.task.id, current.task.context_id, text, reason=reason)
+    return ended_event(current.task.id, current.task.context_id, pb.TASK_STATE_FAILED, text,
+                       reason=reason)
+
+
+def _expiry(current: StoredTask, lease: Lease) -> pb.StreamResponse:
+    """How a task whose lease ended ends: CANCELED after a wait for the client, FAILED
+    when its runner (or the queue) let it go."""
+    if lease.owner.startswith(WAIT_PREFIX):
+        return ended_event(current.task.id, current.task.context_id, pb.TASK_STATE_CANCELED,
+                           WAITED_TOO_LONG, reason="input-wait-expired")
+    text = NEVER_PICKED_UP if lease.owner.startswith(QUEUE_PREFIX) else RUNNER_STOPPED
+    return _failure(current, text, "lease-expired")
 
 
 async def settle(store: TaskStore, scope: Scope, stored: StoredTask) -> StoredTask:
@@ -111,14 +136,14 @@ async def settle(store: TaskStore, scope: Scope, stored: StoredTask) -> StoredTa
         expired = current.lease is not None and _lost(current, at)
         if current.lease is None or not expired:
             return None
-        log.warning("task %s: lease of %s expired at %d; ending it FAILED", task_id,
+        log.warning("task %s: lease of %s expired at %d; ending it", task_id,
                     current.lease.owner, current.lease.until_ms)
-        return Change([_failure(current, _reason(current.lease), "lease-expired")],
-                      lease_expired_by=at)
+        return Change([_expiry(current, current.lease)], lease_expired_by=at)
 
     settled = await fold_write(store, scope, task_id, decide, lambda: UnavailableError(
         "The task kept changing while its expired lease was being settled"), read=stored)
-    if expired and settled is not None:
+    if (expired and settled is not None
+            and settled.task.status.state == pb.TASK_STATE_FAILED):
         metrics.count(metrics.LEASE_EXPIRED)
     return stored if settled is None else settled
 
@@ -149,9 +174,9 @@ async def fail(store: TaskStore, scope: Scope, task_id: str, text: str,
 
 
 async def sweep(store: TaskStore, *, limit: int = 100) -> int:
-    """End FAILED every task whose lease expired (at most `limit` per call, oldest first);
-    returns how many it ended. Safe to run in several processes at once: every write is
-    conditional."""
+    """End every task whose lease expired (at most `limit` per call, oldest first): FAILED,
+    or CANCELED when it waited for the client too long; returns how many it ended. Safe to
+    run in several processes at once: every write is conditional."""
     ended = 0
     for scope, task_id in await store.expired_leases(epoch_ms(), limit):
         logs.bind_caller(scope.tenant, scope.owner)
@@ -164,7 +189,7 @@ async def sweep(store: TaskStore, *, limit: int = 100) -> int:
         except A2AError:
             log.warning("sweeper could not settle task %s", task_id, exc_info=True)
             continue
-        if after.version != stored.version and after.task.status.state == pb.TASK_STATE_FAILED:
+        if after.version != stored.version and is_terminal(after.task.status.state):
             ended += 1
     await store.expire_finished(limit)  # retention whose setting failed (docs/store.md, TTL)
     return ended
@@ -182,4 +207,4 @@ async def sweep_periodically(store: TaskStore, interval: float) -> None:
             log.warning("lease sweep failed: %s", exc.__cause__ or exc)
             continue
         if ended:
-            log.info("lease sweep ended %d task(s) FAILED", ended)
+            log.info("lease sweep ended %d task(s)", ended)

@@ -11,6 +11,7 @@ from a2akit.clock import now
 from a2akit.execution.budget import run_budget_text
 from a2akit.execution.leases import runner_owner
 from a2akit.generated import a2a_pb2 as pb
+from a2akit.settings import Settings
 from a2akit.states import apply_event
 from a2akit.store.base import StoredTask
 
@@ -27,17 +28,26 @@ class Terms:
     # `deadline_text`; None: no limit (the container runs agents as long as they take).
     deadline: float | None = None
     deadline_text: str = ""
+    # How long the task may wait for the client once the run leaves it input- or
+    # auth-required (its wait lease, a2akit.execution.leases).
+    input_wait_seconds: float = Settings.input_wait_seconds
+    # A task the run creates unfinished counts against its owner's limit of unfinished tasks
+    # (`TaskStore.create`); None: no limit.
+    quota: int | None = None
 
     @classmethod
-    def within(cls, lease_seconds: float, budget: float | None, where: str,
+    def within(cls, settings: Settings, budget: float | None, where: str,
                owner: str | None = None) -> Terms:
-        """The terms of a run that may take `budget` seconds from now (None: no limit),
-        `where` naming the limit in the task's status message when it runs out."""
-        owner = owner or runner_owner()
+        """The terms of a run under `settings` that may take `budget` seconds from now
+        (None: no limit), `where` naming the limit in the task's status message when it
+        runs out."""
+        terms = cls(owner or runner_owner(), settings.lease_seconds,
+                    input_wait_seconds=settings.input_wait_seconds,
+                    quota=settings.max_active_tasks_per_caller)
         if budget is None:
-            return cls(owner, lease_seconds)
-        return cls(owner, lease_seconds, asyncio.get_running_loop().time() + budget,
-                   run_budget_text(where, budget))
+            return terms
+        return dataclasses.replace(terms, deadline=asyncio.get_running_loop().time() + budget,
+                                   deadline_text=run_budget_text(where, budget))
 
 
 @dataclasses.dataclass(frozen=True)

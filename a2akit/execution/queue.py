@@ -200,7 +200,8 @@ async def enqueue(store: TaskStore, queue: TaskQueue, settings: Settings,
         if stored is None:
             snapshot, events = recording(context, None)
             written = await store.create(scope, snapshot, events, claim, lease=lease,
-                                         push_configs=push_configs)
+                                         push_configs=push_configs,
+                                         quota=settings.max_active_tasks_per_caller)
         else:
             def decide(current: StoredTask) -> Change:
                 if is_terminal(current.task.status.state) or current.cancel_requested:

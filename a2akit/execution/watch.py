@@ -37,7 +37,10 @@ async def watch(writer: TaskWriter, began: float) -> None:
             continue
         lost = False
         try:
-            if stored.lease is not None and loop.time() - renewed_at >= renew_every * 0.9:
+            # Only the run's own lease is renewed: a wait lease (the agent asked the client
+            # for something) is the client's to end.
+            if (stored.lease is not None and stored.lease.owner == terms.lease_owner
+                    and loop.time() - renewed_at >= renew_every * 0.9):
                 try:
                     current: StoredTask | None = await store.swap_lease(
                         writer.scope, writer.task_id, terms.lease_owner,

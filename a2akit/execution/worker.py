@@ -78,7 +78,7 @@ class Worker:
             return
         if job.enqueued_ms is not None:
             metrics.emit(metrics.TIME_QUEUED, max(0, epoch_ms() - job.enqueued_ms))
-        terms = Terms.within(self.settings.lease_seconds, budget, "this worker's invocation",
+        terms = Terms.within(self.settings, budget, "this worker's invocation",
                              owner)
         run = Run(self.store, self.agent, context, stored=stored, claim=None, recorded=True,
                   terms=terms)

@@ -26,7 +26,7 @@ from a2akit.errors import (
     UnsupportedOperationError,
 )
 from a2akit.execution.fold import retry_on_conflict
-from a2akit.execution.leases import lease_for
+from a2akit.execution.leases import lease_for, wait_lease
 from a2akit.execution.outcomes import Terms
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.states import apply_event, ends_stream, is_terminal, status_event
@@ -119,10 +119,14 @@ class TaskWriter:
         self._on_change()
 
     def _lease(self, snapshot: pb.Task) -> Lease | None:
-        """The lease a write of `snapshot` carries: none once the task is terminal or waits
-        for the client (nobody runs it then), this run's renewed lease otherwise."""
-        if ends_stream(snapshot.status.state):
+        """The lease a write of `snapshot` carries: none once the task is terminal, a wait
+        lease while it waits for the client (nobody runs it then; `leases`), this run's
+        renewed lease otherwise."""
+        state = snapshot.status.state
+        if is_terminal(state):
             return None
+        if ends_stream(state):
+            return wait_lease(self.terms.input_wait_seconds)
         return lease_for(self.terms.lease_owner, self.terms.lease_seconds)
 
     async def _flush(self) -> None:
@@ -141,7 +145,8 @@ class TaskWriter:
                 if self.stored is None:
                     stored = await self.store.create(self.scope, snapshot, batch, self._claim,
                                                      lease=lease,
-                                                     push_configs=self._push_configs)
+                                                     push_configs=self._push_configs,
+                                                     quota=self.terms.quota)
                 else:
                     claim = self._claim if not self.written else None
                     stored = await self.store.update(self.scope, snapshot.id,
@@ -235,7 +240,8 @@ class TaskWriter:
 
     async def release(self) -> None:
         """Give the lease back when the run ends holding it without having written a state
-        that clears it (a worker whose agent reported nothing on an interrupted task)."""
+        that replaces it (a worker whose agent reported nothing on an interrupted task): the
+        task then holds a wait lease."""
         stored = self.stored
         if (stored is None or stored.lease is None or self.failure is not None
                 or stored.lease.owner != self.terms.lease_owner
@@ -243,6 +249,7 @@ class TaskWriter:
             return
         try:
             self.stored = await self.store.update(self.scope, self.task_id, stored.version,
-                                                  stored.task, [])
+                                                  stored.task, [],
+                                                  lease=self._lease(stored.task))
         except (VersionConflictError, A2AError):
             log.info("task %s: lease left to expire", self.task_id, exc_info=True)

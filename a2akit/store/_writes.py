@@ -35,34 +35,36 @@ from a2akit.store import table
 from a2akit.store._errors import Cancellation, Interpret
 from a2akit.store._expiry import marker
 from a2akit.store._parts import Ref, ref
-from a2akit.store.base import DuplicateMessageError, Scope, VersionConflictError
+from a2akit.store.base import DuplicateMessageError, Scope, VersionConflictError, quota_refused
 from a2akit.store.table import Item
 
 __all__ = ["Condition", "Contended", "Reserved", "StaleSeq", "bookkeeping", "check", "interpret",
-           "role"]
+           "quota_check", "quota_take", "role"]
 
 
 class StaleSeq(Exception):
     """The remembered last_seq of this version was another writer's: the old item's instead."""
 
-    def __init__(self, last_seq: int, state: int, parts: Ref | None) -> None:
+    def __init__(self, last_seq: int, state: int, parts: Ref | None, counted: bool) -> None:
         super().__init__(last_seq)
         self.last_seq = last_seq
         self.state = state
         self.parts = parts
+        self.counted = counted
 
 
 class Reserved(Exception):
     """The snapshot of the version read is held by another write in several transactions."""
 
     def __init__(self, token: str, until_ms: int, last_seq: int, state: int,
-                 parts: Ref | None) -> None:
+                 parts: Ref | None, counted: bool) -> None:
         super().__init__(token)
         self.token = token
         self.until_ms = until_ms
         self.last_seq = last_seq
         self.state = state
         self.parts = parts  # those of the snapshot it holds
+        self.counted = counted  # the snapshot it holds is in its owner's quota count
 
 
 class Contended(Exception):
@@ -70,21 +72,25 @@ class Contended(Exception):
 
 
 def role(write: Item) -> str:
-    """What a transaction entry writes: "snapshot", "event", "claim" or "other" (a push
-    config, an expiry marker)."""
+    """What a transaction entry writes: "snapshot", "event", "claim", "quota" (the owner's
+    count of unfinished tasks) or "other" (a push config, an expiry marker, a scope count)."""
     action = next(iter(write.values()))
     sk = (action.get("Item") or action["Key"])[table.SK]["S"]
     if sk == table.SNAPSHOT_SK:
         return "snapshot"
     if sk == table.MESSAGE_SK:
         return "claim"
+    if sk == table.QUOTA_SK:
+        return "quota"
     return "event" if sk.startswith(table.EVENT_PREFIX) else "other"
 
 
 def interpret(writes: Sequence[Item], task_id: str, *, expected_version: int | None = None,
-              last_seq: int = 0, breaking: str | None = None) -> Interpret:
+              last_seq: int = 0, breaking: str | None = None,
+              quota: int | None = None) -> Interpret:
     """What a cancelled transaction of `writes` means. For a create (`expected_version` None)
-    a claimed message id wins over an existing task; for an update a version conflict wins.
+    a claimed message id wins over a full quota (`quota`, the limit the create counted
+    against), which wins over an existing task; for an update a version conflict wins.
     An event that exists already is a conflict: someone else wrote after the version read."""
     roles = [role(write) for write in writes]
 
@@ -102,11 +108,16 @@ def interpret(writes: Sequence[Item], task_id: str, *, expected_version: int | N
             claim = roles.index("claim")
             item = cancellation.old_item(claim) or {}
             return DuplicateMessageError(str(item.get("task_id", {}).get("S", "")))
+        if "quota" in failed and quota is not None:
+            return quota_refused(quota)
         if failed & {"snapshot", "event"}:
             return VersionConflictError(task_id)
-        if any(roles[index] == "other" and cancellation.code(index) == "TransactionConflict"
+        if any(roles[index] in ("other", "quota")
+               and cancellation.code(index) == "TransactionConflict"
                for index in range(len(roles))):
-            return Contended()  # a count item in another writer's transaction: again
+            # A count item (the scope's, the owner's quota) in another writer's
+            # transaction: nothing was written, again.
+            return Contended()
         return None
 
     return meaning
@@ -120,9 +131,9 @@ def _update_conflict(old: Item | None, task_id: str, expected_version: int, last
     writer = old.get(table.WRITER, {}).get("S")
     if writer is not None and writer != breaking:
         return Reserved(writer, int(old[table.WRITER_UNTIL]["N"]), int(old["last_seq"]["N"]),
-                        state, ref(old))
+                        state, ref(old), table.COUNTED in old)
     if writer is None and int(old["last_seq"]["N"]) != last_seq:
-        return StaleSeq(int(old["last_seq"]["N"]), state, ref(old))
+        return StaleSeq(int(old["last_seq"]["N"]), state, ref(old), table.COUNTED in old)
     return VersionConflictError(task_id, cancel_requested=table.CANCEL_REQUESTED in old)
 
 
@@ -161,13 +172,43 @@ def check(put: Item) -> Item:
                                                            item[table.SK]["S"])}}
 
 
+def quota_take(table_name: str, scope: Scope, limit: int) -> Item:
+    """The entry of a create that counts its task against the owner's quota: one more,
+    only while the owner has fewer than `limit` (a conditional write, so a burst of creates
+    never gets past it; its failure is `quota_refused`)."""
+    return {"Update": {
+        "TableName": table_name,
+        "Key": table.quota_key(scope.owner),
+        "UpdateExpression": "ADD #a :one",
+        "ConditionExpression": "attribute_not_exists(#a) OR #a < :limit",
+        "ExpressionAttributeNames": {"#a": table.QUOTA_ACTIVE},
+        "ExpressionAttributeValues": {":one": {"N": "1"}, ":limit": {"N": str(limit)}}}}
+
+
+def quota_check(take: Item) -> Item:
+    """`quota_take`'s condition, checked without writing (the first transaction of a create
+    in several: a full quota is found before any event is written)."""
+    update = take["Update"]
+    return {"ConditionCheck": {
+        "TableName": update["TableName"], "Key": update["Key"],
+        "ConditionExpression": update["ConditionExpression"],
+        "ExpressionAttributeNames": update["ExpressionAttributeNames"],
+        "ExpressionAttributeValues": {":limit": update["ExpressionAttributeValues"][":limit"]}}}
+
+
 def bookkeeping(table_name: str, scope: Scope, task: pb.Task, snapshot: Item,
-                old_state: int | None) -> list[Item]:
+                old_state: int | None, *, counted: bool = False) -> list[Item]:
     """What a snapshot write keeps besides: the scope's counts when the state changes
-    (`old_state` None: a new task); when the task finishes, its retirement and, for
-    an update, the marker of its older items' expiry (docs/store.md, "TTL")."""
+    (`old_state` None: a new task); when the task finishes, its retirement, for an update
+    the marker of its older items' expiry (docs/store.md, "TTL"), and when the task was
+    `counted` (its old snapshot was in its owner's quota count) one less in that count."""
     state = int(task.status.state)
     entries: list[Item] = []
+    if counted and is_terminal(state):
+        entries.append({"Update": {
+            "TableName": table_name, "Key": table.quota_key(scope.owner),
+            "UpdateExpression": "ADD #a :less", "ExpressionAttributeNames": {
+                "#a": table.QUOTA_ACTIVE}, "ExpressionAttributeValues": {":less": {"N": "-1"}}}})
     pk = table.task_pk(scope, task.id)
     if state != old_state:
         names = {"#s": table.count_of(state)}

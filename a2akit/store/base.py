@@ -13,7 +13,8 @@ import builtins
 import dataclasses
 from collections.abc import Callable, Collection, Mapping, Sequence
 
-from a2akit.errors import InvalidParamsError
+from a2akit import metrics
+from a2akit.errors import InvalidParamsError, TooManyActiveTasksError
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.service_params import SUPPORTED_VERSION
 from a2akit.settings import DEFAULT_MAX_TASK_BYTES, ENV
@@ -33,6 +34,7 @@ __all__ = [
     "TaskStore",
     "VersionConflictError",
     "WriteObserver",
+    "quota_refused",
 ]
 
 
@@ -126,6 +128,12 @@ class DuplicateMessageError(Exception):
         self.task_id = task_id
 
 
+def quota_refused(limit: int) -> TooManyActiveTasksError:
+    """The refusal of a new task to a caller with `limit` unfinished ones (counted)."""
+    metrics.count(metrics.QUOTA_REFUSED)
+    return TooManyActiveTasksError(metadata={"limit": str(limit)})
+
+
 # Told of every write a store commits: the scope, the task as stored, and the events that
 # write stored (their sequence numbers end at `stored.last_seq`).
 WriteObserver = Callable[[Scope, StoredTask, Sequence[pb.StreamResponse]], None]
@@ -156,13 +164,20 @@ class TaskStore(abc.ABC):
         *,
         lease: Lease | None = None,
         push_configs: Sequence[PushTarget] = (),
+        quota: int | None = None,
     ) -> StoredTask:
         """Store a new task (version 1) and its first events, claiming `message_id`, leased
         to `lease` (ignored for a terminal task), with `push_configs` (those a SendMessage
         carried, with its generation: stored with the task, so its first event is delivered
         too).
 
-        Raises DuplicateMessageError when the message id is already claimed in this scope."""
+        With `quota`, an unfinished task counts against its owner's unfinished tasks, across
+        every tenant (`active_tasks`), in the same atomic write: the task is stored only if
+        the owner had fewer than `quota`, and the write that ends it takes it out of the
+        count again (`update`). A task created terminal is never counted.
+
+        Raises DuplicateMessageError when the message id is already claimed in this scope,
+        TooManyActiveTasksError when the owner has `quota` counted tasks (nothing written)."""
 
     @abc.abstractmethod
     async def update(
@@ -185,6 +200,9 @@ class TaskStore(abc.ABC):
 
         A cancel requested since (`request_cancel`) makes every write that leaves the task
         unfinished fail as a conflict; a write into a terminal state still goes through.
+
+        A write that ends a task counted against its owner's quota (`create`) takes it out of
+        the count, in the same atomic write.
 
         Raises VersionConflictError when a condition fails (or the task is gone), and
         DuplicateMessageError when `message_id` is already claimed."""
@@ -298,10 +316,15 @@ class TaskStore(abc.ABC):
         for observer in self._observers:
             observer(scope, stored, events)
 
+    @abc.abstractmethod
+    async def active_tasks(self, owner: str) -> int:
+        """How many of `owner`'s tasks, in any tenant, were created with a quota and have
+        not ended yet (`create`): what the per-caller quota counts. It may be a moment old
+        (DynamoDB reads it eventually consistent); the create's own check is exact."""
+
     async def count(self, scope: Scope, states: Collection[int]) -> int:
-        """How many of the scope's tasks are in one of `states` (the per-caller quota's
-        count). This default asks `list` for each state's total; a store with cheaper
-        counts overrides it."""
+        """How many of the scope's tasks are in one of `states`. This default asks `list`
+        for each state's total; a store with cheaper counts overrides it."""
         total = 0
         for state in states:
             total += (await self.list(scope, TaskQuery(state=state, page_size=1))).total_size

@@ -43,6 +43,8 @@ from a2akit.store._writes import (
     bookkeeping,
     check,
     interpret,
+    quota_check,
+    quota_take,
 )
 from a2akit.store.base import (
     DEFAULT_MAX_TASK_BYTES,
@@ -68,7 +70,8 @@ log = logging.getLogger(__name__)
 
 _CACHE_SIZE = 4096
 _REREADS = 5  # a large snapshot replaced while its parts were read: read again so often
-_Known = tuple[int, int, _parts.Ref | None]  # a version's last_seq, state and parts
+# A version's last_seq, state, parts, and whether it is in its owner's quota count.
+_Known = tuple[int, int, _parts.Ref | None, bool]
 # The whole bytes of the large snapshots this store last wrote or read (docs/store.md,
 # "Large tasks"): a runner's own reads of its task then read no parts.
 _PART_CACHE_BYTES = 32 * 1024 * 1024
@@ -121,9 +124,9 @@ class DynamoDBStore(TaskStore):
             return await asyncio.to_thread(fn, **kwargs)
 
     def _remember(self, pk: str, version: int, last_seq: int, state: int,
-                  parts: _parts.Ref | None) -> None:
+                  parts: _parts.Ref | None, counted: bool) -> None:
         with self._seqs_lock:
-            self._seqs[(pk, version)] = (last_seq, state, parts)
+            self._seqs[(pk, version)] = (last_seq, state, parts, counted)
             self._seqs.move_to_end((pk, version))
             while len(self._seqs) > _CACHE_SIZE:
                 self._seqs.popitem(last=False)
@@ -207,7 +210,7 @@ class DynamoDBStore(TaskStore):
         last_seq = int(item["last_seq"]["N"])
         if task is None:
             task = pb.Task.FromString(item["task"]["B"])
-        self._remember(pk, version, last_seq, task.status.state, parts)
+        self._remember(pk, version, last_seq, task.status.state, parts, table.COUNTED in item)
         return StoredTask(task, version, last_seq, table.lease_of(item),
                           table.CANCEL_REQUESTED in item)
 
@@ -220,24 +223,32 @@ class DynamoDBStore(TaskStore):
         *,
         lease: Lease | None = None,
         push_configs: Sequence[PushTarget] = (),
+        quota: int | None = None,
     ) -> StoredTask:
         pk = table.task_pk(scope, task.id)
-        snapshot, puts = self._items(scope, task, events, version=1, first_seq=1, lease=lease)
+        counted = quota is not None and not is_terminal(task.status.state)
+        snapshot, puts = self._items(scope, task, events, version=1, first_seq=1, lease=lease,
+                                     counted=counted)
         put = self._put(snapshot, "attribute_not_exists(pk)")
         claim = self._claim(scope, message_id, task.id)
         configs = [self._put(_configs.config_item(pk, target, snapshot))
                    for target in push_configs]
         configs += bookkeeping(self.table_name, scope, task, snapshot, None)
-        single = [put, *claim, *configs, *puts]
+        # The owner's quota is taken in the transaction that creates the task, on its
+        # condition: of a burst of creates, those past the limit are cancelled whole.
+        take = [quota_take(self.table_name, scope, quota)] if counted and quota else []
+        meaning = {"quota": quota} if take else {}
+        single = [put, *claim, *take, *configs, *puts]
         if table.fits(single):
-            await self._transact(single, task.id)
+            await self._transact(single, task.id, **meaning)
         else:
             # Several transactions: the first checks that the task and the claim do not
-            # exist yet; the last writes them with the snapshot (docs/store.md, "Writes of
-            # any size").
+            # exist yet and that the quota has room; the last writes them with the snapshot
+            # (docs/store.md, "Writes of any size").
             checks = [check(entry) for entry in (*claim, put)]
-            for batch in table.transactions(checks, puts, [put, *claim, *configs]):
-                await self._transact(batch, task.id)
+            checks += [quota_check(entry) for entry in take]
+            for batch in table.transactions(checks, puts, [put, *claim, *take, *configs]):
+                await self._transact(batch, task.id, **meaning)
         stored = self._stored(pk, snapshot, _parts.ref(snapshot), task)
         self._wrote(scope, stored, events)
         return stored
@@ -264,18 +275,20 @@ class DynamoDBStore(TaskStore):
                 raise VersionConflictError(task_id)
             known = self._recall(pk, expected_version)
             if known is None:  # read, and already forgotten: the parts are not known
-                known = (current.last_seq, current.task.status.state, None)
-        last_seq, old_state, old_parts = known
+                known = (current.last_seq, current.task.status.state, None,
+                         await self._counted(pk))
+        last_seq, old_state, old_parts, counted = known
         breaking: str | None = None  # the token of a dead writer's reservation
         for _attempt in range(3):
             condition = Condition(expected_version, last_seq, lease_expired_by, breaking,
                                   unfinished=not is_terminal(task.status.state))
             try:
                 snapshot = await self._update(scope, task, events, message_id, lease,
-                                              condition, old_state)
+                                              condition, old_state, counted)
             except StaleSeq as stale:
                 # A stale cache entry (the same version, another task): once more.
                 last_seq, old_state, old_parts = stale.last_seq, stale.state, stale.parts
+                counted = stale.counted
                 continue
             except Reserved as held:
                 if held.until_ms > epoch_ms():
@@ -283,6 +296,7 @@ class DynamoDBStore(TaskStore):
                     raise VersionConflictError(task_id) from None  # the caller re-reads
                 # Its writer died mid-way: keep the events it wrote, write after them.
                 breaking, old_state, old_parts = held.token, held.state, held.parts
+                counted = held.counted
                 last_seq = await _events.last_seq(self, pk, held.last_seq)
                 continue
             stored = self._stored(pk, snapshot, _parts.ref(snapshot), task)
@@ -301,11 +315,13 @@ class DynamoDBStore(TaskStore):
 
     async def _update(self, scope: Scope, task: pb.Task, events: Sequence[pb.StreamResponse],
                       message_id: str | None, lease: Lease | None,
-                      condition: Condition, old_state: int) -> Item:
-        """Write the update, in one transaction or several; the snapshot written."""
+                      condition: Condition, old_state: int, counted: bool) -> Item:
+        """Write the update, in one transaction or several; the snapshot written. `counted`:
+        the task is in its owner's quota count (it stays there until this write ends it)."""
         snapshot, puts = self._items(scope, task, events, version=condition.version + 1,
-                                     first_seq=condition.last_seq + 1, lease=lease)
-        extra = bookkeeping(self.table_name, scope, task, snapshot, old_state)
+                                     first_seq=condition.last_seq + 1, lease=lease,
+                                     counted=counted)
+        extra = bookkeeping(self.table_name, scope, task, snapshot, old_state, counted=counted)
         expression, values = condition.expression()
         put = self._put(snapshot, expression, values)
         put["Put"]["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
@@ -369,8 +385,11 @@ class DynamoDBStore(TaskStore):
         version: int,
         first_seq: int,
         lease: Lease | None = None,
+        counted: bool = False,
     ) -> tuple[Item, list[Item]]:
-        """The snapshot item, and the puts of its events (each only where none is yet)."""
+        """The snapshot item, and the puts of its events (each only where none is yet).
+        `counted`: the task is in its owner's quota count, which the snapshot says while the
+        task is unfinished."""
         pk = table.task_pk(scope, task.id)
         data, raw_events = task.SerializeToString(), [e.SerializeToString() for e in events]
         self.check_size(data, raw_events)
@@ -393,7 +412,9 @@ class DynamoDBStore(TaskStore):
             snapshot[table.CONTEXT_INDEX_PK] = {"S": table.context_pk(scope, task.context_id)}
         if expires is not None:
             snapshot[table.TTL_ATTRIBUTE] = {"N": str(expires)}
-        elif lease is not None:
+        elif counted:
+            snapshot[table.COUNTED] = {"N": "1"}
+        if expires is None and lease is not None:
             # Only a leased task enters the (sparse) lease index; a terminal one never does.
             snapshot.update(table.lease_attributes(pk, lease))
         # A large snapshot's parts close the events: they land with it or before it.
@@ -483,6 +504,23 @@ class DynamoDBStore(TaskStore):
 
     async def count(self, scope: Scope, states: Collection[int]) -> int:
         return await count_states(self._call, self._client, self.table_name, scope, states)
+
+    async def active_tasks(self, owner: str) -> int:
+        # Eventually consistent (half the read): the count only spares a run that the
+        # create's conditional write would refuse anyway (docs/store.md, the quota).
+        response = await self._call(
+            self._client.get_item, TableName=self.table_name, Key=table.quota_key(owner),
+            ProjectionExpression="#a",
+            ExpressionAttributeNames={"#a": table.QUOTA_ACTIVE})
+        return int(response.get("Item", {}).get(table.QUOTA_ACTIVE, {"N": "0"})["N"])
+
+    async def _counted(self, pk: str) -> bool:
+        """Whether the task's snapshot is in its owner's quota count (read)."""
+        response = await self._call(
+            self._client.get_item, TableName=self.table_name,
+            Key=table.key(pk, table.SNAPSHOT_SK), ConsistentRead=True,
+            ProjectionExpression="#c", ExpressionAttributeNames={"#c": table.COUNTED})
+        return table.COUNTED in response.get("Item", {})
 
     # --- push notification configs -----------------------------------------------------
 

@@ -37,6 +37,7 @@ from a2akit.store.base import (
     TaskQuery,
     TaskStore,
     VersionConflictError,
+    quota_refused,
 )
 
 __all__ = ["MemoryStore"]
@@ -54,6 +55,7 @@ class _Record:
     # config id -> (the config, serialized; the generation that stored it: PushTarget)
     configs: dict[str, tuple[bytes, str]] = dataclasses.field(default_factory=dict)
     cancel_requested: bool = False
+    counted: bool = False  # in its owner's count of unfinished tasks (the quota)
 
     def stored(self) -> StoredTask:
         return StoredTask(_task(self.snapshot), self.version, len(self.events), self.lease,
@@ -74,6 +76,7 @@ class MemoryStore(TaskStore):
         self._tasks: dict[_Key, _Record] = {}
         self._messages: dict[_Key, str] = {}
         self._indexes: dict[_IndexKey, list[_Sort]] = {}
+        self._active: dict[str, int] = {}  # owner -> its counted unfinished tasks
         self._waiters: set[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = set()
 
     async def get(self, scope: Scope, task_id: str) -> StoredTask | None:
@@ -99,17 +102,29 @@ class MemoryStore(TaskStore):
         *,
         lease: Lease | None = None,
         push_configs: Sequence[PushTarget] = (),
+        quota: int | None = None,
     ) -> StoredTask:
         key = _key(scope, task.id)
         raw, raw_events = task.SerializeToString(), [e.SerializeToString() for e in events]
         self.check_size(raw, raw_events)
+        counted = quota is not None and not is_terminal(task.status.state)
         with self._lock:
+            # Checked and counted under the lock, with the write: no burst gets past it.
+            active = self._active.get(scope.owner, 0)
+            if counted and quota is not None and active >= quota:
+                # A message id already used still answers with its task, as on DynamoDB.
+                claimed = self._messages.get(_key(scope, message_id or ""))
+                if message_id and claimed is not None:
+                    raise DuplicateMessageError(claimed)
+                raise quota_refused(quota)
             self._claim(scope, message_id, task.id)
             if key in self._tasks:
                 raise VersionConflictError(task.id)
             record = _Record(raw, 1, raw_events,
                              cursor.position(task), task.context_id, task.status.state,
-                             _held(task, lease))
+                             _held(task, lease), counted=counted)
+            if counted:
+                self._active[scope.owner] = active + 1
             for target in push_configs:
                 record.configs[target.config.id] = (target.config.SerializeToString(),
                                                     target.protocol_version)
@@ -145,6 +160,9 @@ class MemoryStore(TaskStore):
             if record.cancel_requested and not is_terminal(task.status.state):
                 raise VersionConflictError(task_id, cancel_requested=True)
             self._claim(scope, message_id, task_id)
+            if record.counted and is_terminal(task.status.state):
+                record.counted = False
+                self._active[scope.owner] -= 1
             self._unindex(scope, record)
             record.snapshot = raw
             record.version += 1
@@ -177,6 +195,10 @@ class MemoryStore(TaskStore):
                 if record.lease is not None and record.lease.until_ms < now_ms
             )
         return [(Scope(tenant, owner), task_id) for _, (tenant, owner, task_id) in expired][:limit]
+
+    async def active_tasks(self, owner: str) -> int:
+        with self._lock:
+            return self._active.get(owner, 0)
 
     def _index(self, scope: Scope, record: _Record) -> None:
         sort = _sort(record.position)

@@ -12,6 +12,8 @@ scopes share a key (docs/store.md):
     <scope>#TASK#<task id>      PUSH#<config id>        one push notification config
     <scope>#MSG#<message id>    MSG                     idempotency claim: the task id
     <scope>#TASK#<task id>      PART#<token>#<i>        part i of a split snapshot or event
+    Q#<owner>                   QUOTA                   the owner's counted unfinished tasks,
+                                                        in every tenant (`active`)
 
 A snapshot or event item that would be over DynamoDB's 400 KB keeps the first part of its
 bytes and says how many parts there are (`PARTS`) and under which token (`PART_TOKEN`); the
@@ -50,6 +52,7 @@ __all__ = [
     "CANCEL_REQUESTED",
     "CONTEXT_INDEX",
     "CONTEXT_INDEX_PK",
+    "COUNTED",
     "COUNT_ALL",
     "COUNT_SK",
     "EVENT_PREFIX",
@@ -77,6 +80,8 @@ __all__ = [
     "PK",
     "PUSH_PREFIX",
     "PUSH_PROTOCOL",
+    "QUOTA_ACTIVE",
+    "QUOTA_SK",
     "RETIRE_PREFIX",
     "SK",
     "SNAPSHOT_SK",
@@ -107,6 +112,7 @@ __all__ = [
     "parse_task_pk",
     "part_sk",
     "push_sk",
+    "quota_key",
     "retire_key",
     "scope_prefix",
     "task_pk",
@@ -154,6 +160,14 @@ COUNT_ALL = "n"
 # A finished task's retirement (pk `RETIRE#<shard>`, sk `<expires_at, 12 digits>#<task key>`,
 # its state): at its expiry the sweeper takes it out of the counts (`expire_finished`).
 RETIRE_PREFIX = "RETIRE#"
+
+# The per-caller quota (A2A_MAX_ACTIVE_TASKS_PER_CALLER): one item per owner, across its
+# tenants (pk `Q#<owner>`, sk `QUOTA`), `active` its unfinished tasks created with a limit. A
+# create adds one on the condition that it stays within the limit, in its transaction; the
+# write that ends a task whose snapshot carries `counted` takes it out again.
+QUOTA_SK = "QUOTA"
+QUOTA_ACTIVE = "active"
+COUNTED = "counted"  # N (1), on the snapshot of an unfinished task in its owner's count
 
 SNAPSHOT_SK = "TASK"
 MESSAGE_SK = "MSG"
@@ -270,6 +284,11 @@ def count_of(state: int) -> str:
 def retire_key(task_key: str, expires_at: int) -> Item:
     return key(f"{RETIRE_PREFIX}{zlib.crc32(task_key.encode()) % EXPIRY_SHARDS}",
                f"{expires_at:012d}#{task_key}")
+
+
+def quota_key(owner: str) -> Item:
+    """The owner's quota item: no tenant in it, the quota is the caller's across tenants."""
+    return key(f"Q#{_enc(owner)}", QUOTA_SK)
 
 
 def message_pk(scope: Scope, message_id: str) -> str:
