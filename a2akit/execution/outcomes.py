@@ -41,13 +41,13 @@ class Terms:
         """The terms of a run under `settings` that may take `budget` seconds from now
         (None: no limit), `where` naming the limit in the task's status message when it
         runs out."""
-        terms = cls(owner or runner_owner(), settings.lease_seconds,
-                    input_wait_seconds=settings.input_wait_seconds,
-                    quota=settings.max_active_tasks_per_caller)
-        if budget is None:
-            return terms
-        return dataclasses.replace(terms, deadline=asyncio.get_running_loop().time() + budget,
-                                   deadline_text=run_budget_text(where, budget))
+        deadline, text = None, ""
+        if budget is not None:
+            deadline = asyncio.get_running_loop().time() + budget
+            text = run_budget_text(where, budget)
+        # One constructor call (not dataclasses.replace): this runs on every SendMessage.
+        return cls(owner or runner_owner(), settings.lease_seconds, deadline, text,
+                   settings.input_wait_seconds, settings.max_active_tasks_per_caller)
 
 
 @dataclasses.dataclass(frozen=True)
