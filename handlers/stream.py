@@ -86,6 +86,21 @@ def _deadline_ms(context: Mapping[str, Any] | None) -> float | None:
     return float(value)
 
 
+# A request with both Content-Length and Transfer-Encoding has two lengths (RFC 9112 6.3: a
+# server may reject it, and must close the connection after it); h11 would go by the chunks,
+# a proxy in front might go by the other: refused, and the connection closed.
+_FRAMING = {b"content-length": 1, b"transfer-encoding": 2}
+_BOTH_FRAMINGS = 3
+
+
+async def _ambiguous_length(send: Any) -> None:
+    body = b"Bad Request: both Content-Length and Transfer-Encoding\n"
+    await send({"type": "http.response.start", "status": 400, "headers": [
+        (b"content-type", b"text/plain; charset=utf-8"), (b"connection", b"close"),
+        (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+
 class AdapterContext:
     """ASGI layer: the adapter's context headers -> the scope keys Mangum sets; never passes
     those headers on, so the app reads the invocation only from the scope."""
@@ -104,13 +119,18 @@ class AdapterContext:
             return
         lambda_raw = request_raw = None
         headers = []
+        framing = 0
         for name, value in scope["headers"]:
             if name == LAMBDA_CONTEXT_HEADER:
                 lambda_raw = value
             elif name == REQUEST_CONTEXT_HEADER:
                 request_raw = value
             else:
+                framing |= _FRAMING.get(name, 0)
                 headers.append((name, value))
+        if framing == _BOTH_FRAMINGS:
+            await _ambiguous_length(send)
+            return
         scope = {**scope, "headers": headers}
         if (self.after_restore_path is not None and scope["method"] == "POST"
                 and scope["path"] == self.after_restore_path):

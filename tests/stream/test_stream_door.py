@@ -224,3 +224,25 @@ def test_a_bare_door_nobody_can_call_says_so_at_start(tmp_path: Path) -> None:
     with door(log, adapter=False, A2A_ALLOW_ANONYMOUS="false") as url:
         assert _send(url, {}).status_code == 401
     assert "no caller can be authenticated" in log.read_text()
+
+
+def test_a_request_with_two_lengths_is_refused_and_its_connection_closed(
+        tmp_path: Path) -> None:
+    """Hardening (issue 33): Content-Length and Transfer-Encoding together are 400, and the
+    connection is closed, so nothing after the body can be read as another request."""
+    import socket
+
+    body = b'{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"x"}}'
+    request = (b"POST / HTTP/1.1\r\nHost: door\r\nA2A-Version: 1.0\r\n"
+               b"Content-Type: application/json\r\nContent-Length: 5\r\n"
+               b"Transfer-Encoding: chunked\r\n\r\n"
+               + f"{len(body):x}\r\n".encode() + body + b"\r\n0\r\n\r\n")
+    with door(tmp_path / "door.log", adapter=False) as url:
+        port = int(url.rstrip("/").rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
+            conn.sendall(request)
+            received = b""
+            while chunk := conn.recv(4096):  # ends when the server closes the connection
+                received += chunk
+    assert received.startswith(b"HTTP/1.1 400 "), received[:200]
+    assert b"Task not found" not in received
