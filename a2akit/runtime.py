@@ -23,6 +23,7 @@ from a2akit.agent import Agent
 from a2akit.auth import Authenticator
 from a2akit.card import build_card
 from a2akit.execution import make_executor
+from a2akit.generated import a2a_pb2 as pb
 from a2akit.operations import Operations
 from a2akit.settings import ENV, INLINE, Settings, SettingsError
 from a2akit.store.base import TaskStore
@@ -193,9 +194,17 @@ def attach_push_delivery(settings: Settings, store: TaskStore) -> InlineDelivery
     from a2akit.push.dispatcher import make_dispatcher
     from a2akit.push.inline import InlineDelivery
 
-    delivery = InlineDelivery(make_dispatcher(settings, store))
+    delivery = InlineDelivery(make_dispatcher(settings, store, task_body03=task_body03))
     store.observe(delivery.observe)
     return delivery
+
+
+def task_body03(task: pb.Task) -> bytes:
+    """What a push config an A2A 0.3 caller created gets: the task's 0.3 JSON. The 0.3 family
+    is imported on the first such delivery; the push package itself knows no 0.3."""
+    from a2akit.compat03.json03 import task_payload
+
+    return task_payload(task)
 
 
 def _run_blocking(coroutine: Coroutine[Any, Any, None]) -> None:

@@ -11,8 +11,8 @@ from __future__ import annotations
 from a2akit import logs
 from a2akit.runtime import build_operations, explain_startup_errors
 from a2akit.settings import Settings
-from handlers.jsonrpc_app import create_app
 from handlers.lambda_adapter import lambda_handler
+from http_service.app import create_app
 
 __all__ = ["app", "handler"]
 

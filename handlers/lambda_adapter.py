@@ -21,7 +21,7 @@ from mangum import Mangum
 from starlette.applications import Starlette
 
 from a2akit.errors import InvalidRequestError
-from handlers.jsonrpc_app import JSON, error_json
+from http_service.jsonrpc import JSON, error_json
 
 __all__ = ["LambdaHandler", "lambda_handler"]
 

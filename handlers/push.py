@@ -14,7 +14,7 @@ from a2akit import logs
 from a2akit.execution.budget import LambdaContext, worker_budget
 from a2akit.push.dispatcher import make_dispatcher
 from a2akit.push.stream import dispatch_records
-from a2akit.runtime import explain_startup_errors, make_store
+from a2akit.runtime import explain_startup_errors, make_store, task_body03
 from a2akit.settings import Settings
 
 __all__ = ["handler"]
@@ -22,7 +22,7 @@ __all__ = ["handler"]
 with explain_startup_errors(reraise=True):
     settings = Settings.from_env()
     logs.configure(settings.log_level, "push")
-    dispatcher = make_dispatcher(settings, make_store(settings))
+    dispatcher = make_dispatcher(settings, make_store(settings), task_body03=task_body03)
 _loop = asyncio.new_event_loop()
 
 

@@ -31,7 +31,7 @@ from typing import Any
 from a2akit import logs
 from a2akit.runtime import build_operations, explain_startup_errors
 from a2akit.settings import Settings, SettingsError
-from handlers.jsonrpc_app import create_app
+from http_service.app import create_app
 
 __all__ = ["LAMBDA_CONTEXT_HEADER", "LWA_WRAPPER", "REQUEST_CONTEXT_HEADER", "AdapterContext",
            "main", "under_adapter"]

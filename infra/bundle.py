@@ -54,7 +54,7 @@ LAMBDA_UNZIPPED_LIMIT = 250 * 1024 * 1024
 _LAYER_ALLOWANCE = 5 * 1024 * 1024
 
 # The kit's own packages the handlers import.
-PACKAGES = ("a2akit", "handlers")
+PACKAGES = ("a2akit", "handlers", "http_service")
 # The streaming door's handler: the Lambda Web Adapter (AWS_LAMBDA_EXEC_WRAPPER=/opt/bootstrap)
 # runs it to start the HTTP server it forwards invocations to (infra/jsonrpc_api.py).
 RUN_SCRIPT = "run.sh"

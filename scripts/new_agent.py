@@ -81,7 +81,7 @@ from typing import Any
 import httpx
 from a2akit.runtime import build_operations
 from a2akit.settings import Settings
-from handlers.jsonrpc_app import create_app
+from http_service.app import create_app
 
 from {package}.agent import agent
 

@@ -27,7 +27,7 @@ from a2akit.card import rest_url
 from a2akit.execution.leases import sweep_periodically
 from a2akit.runtime import StartupError, build_operations, explain_startup_errors
 from a2akit.settings import ENV, Settings
-from handlers.jsonrpc_app import create_app
+from http_service.app import create_app
 
 
 def _curl(url: str) -> str:

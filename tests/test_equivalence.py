@@ -28,7 +28,7 @@ from a2akit.generated import a2a_pb2 as pb
 from a2akit.limits import MAX_ID_BYTES
 from a2akit.protojson import from_json, to_json
 from grpc_service.generated import a2a_pb2_grpc
-from handlers.jsonrpc_app import create_app
+from http_service.app import create_app
 from tests.support.errors import Failure, grpc_failure, jsonrpc_failure, rest_failure
 from tests.support.harness import SlowOrEcho, grpc_server, memory_operations
 from tests.support.messages import send_request

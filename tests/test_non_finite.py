@@ -32,7 +32,7 @@ from a2akit.runtime import build_operations
 from a2akit.store.base import Scope, TaskQuery
 from a2akit.store.dynamodb import DynamoDBStore
 from a2akit.store.memory import MemoryStore
-from handlers.jsonrpc_app import create_app
+from http_service.app import create_app
 from tests.store.conftest import TABLE
 from tests.support.grpc03 import Env03, open_env03
 from tests.support.harness import ANON, background_loop, end_tasks, memory_operations

@@ -27,7 +27,7 @@ from a2akit.settings import STREAM, Settings
 from a2akit.store.base import Scope, TaskQuery, TaskStore
 from a2akit.store.dynamodb import DynamoDBStore
 from a2akit.store.memory import MemoryStore
-from handlers.jsonrpc_app import create_app
+from http_service.app import create_app
 from tests.support.errors import grpc_failure, grpc_status, jsonrpc_failure, rest_failure
 from tests.support.harness import grpc_server
 from tests.support.messages import send_params

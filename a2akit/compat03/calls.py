@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import Any
 
+from google.protobuf import empty_pb2
+
 from a2akit.caller import Call
 from a2akit.compat03 import convert
 from a2akit.compat03.card03 import from_core_card
@@ -157,12 +159,13 @@ class Calls03:
             request.page_token = page.next_page_token
 
     async def delete_push_config(self, req: pb03.DeleteTaskPushNotificationConfigRequest,
-                                 call: Call) -> None:
+                                 call: Call) -> empty_pb2.Empty:
         await self.ops.unary(_unary("DeleteTaskPushNotificationConfig"),
                              convert.to_core_delete_push_config(req), call)
+        return empty_pb2.Empty()
 
-    async def get_agent_card(self, call: Call, *, public_fallback: bool = True
-                             ) -> pb03.AgentCard:
+    async def get_agent_card(self, req: pb03.GetAgentCardRequest, call: Call, *,
+                             public_fallback: bool = True) -> pb03.AgentCard:
         """The extended card when the agent has one and this caller may read it; else the
         public card (`public_fallback`, gRPC GetAgentCard: 0.3 SDK servers answered the
         public card there, facts 3.4) or the 1.0 error (JSON-RPC, -32007 and the like)."""

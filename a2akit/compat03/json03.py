@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 from google.protobuf import struct_pb2
 
 from a2akit.compat03 import convert
+from a2akit.compat03.card_json import card_json
 from a2akit.errors import InvalidParamsError
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.generated import a2a_v0_3_pb2 as pb03
@@ -197,6 +198,8 @@ _ENCODERS: dict[str, Callable[[Any], Any]] = {
     "TaskPushNotificationConfig": _task_push_config,
     "ListTaskPushNotificationConfigResponse": _push_list,  # a bare array (facts 2.5)
     "PushNotificationConfig": _push_config,
+    "AgentCard": lambda card: card_json(card),
+    "Empty": lambda _: None,  # written as "result": null (0.3 schema; REF omits it)
 }
 
 
@@ -424,14 +427,19 @@ _DECODERS: dict[str, Callable[[JsonObject], Any]] = {
 METHODS = frozenset(_DECODERS)
 
 
-def decode_params(method: str, params: object) -> Any:
-    """The 0.3 request message of `method` (one of METHODS) from its JSON-RPC params; for
-    message/send and message/stream a (SendMessageRequest, referenceTaskIds) pair. Raises
-    InvalidParamsError naming the first field that does not fit."""
+def decode_params(method: str, params: object) -> tuple[Any, dict[str, Any]]:
+    """The 0.3 request message of `method` (one of METHODS) from its JSON-RPC params, and the
+    `Calls03` options the JSON carries beyond the message (`reference_task_ids`: the 0.3
+    message has no field for them). Raises InvalidParamsError naming the first field that
+    does not fit."""
     if params is None:
         params = {}
     if not isinstance(params, dict):
         raise _invalid("params", "must be a JSON object")
     if "metadata" in params:
         _get(params, "metadata", "", dict)
-    return _DECODERS[method](params)
+    decoded = _DECODERS[method](params)
+    if isinstance(decoded, tuple):
+        request, references = decoded
+        return request, {"reference_task_ids": references}
+    return decoded, {}

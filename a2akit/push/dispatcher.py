@@ -5,7 +5,8 @@ One POST per event per config (the sender retries); events of one task are dispa
 order by the feeders. The body is in the shape of the protocol generation that created the
 config (`PushTarget.protocol_version`): the event's 1.0 StreamResponse, or for a config a 0.3
 caller created the task's current 0.3 JSON (a bare Task, `kind: "task"`: 0.3 spec 9.5),
-written by `a2akit.compat03`, which only then is imported. Configs are read when the event
+written by the `task_body03` the composition gives (a2akit.runtime: a2akit.compat03, imported
+on the first such delivery). Configs are read when the event
 is sent, and again before each retry, so a deleted config gets nothing more; they live
 under the task's owner, so nobody else's webhooks are ever called. A delivery that fails for
 good is reported once, as a JSON line that is both the operator's log record and a
@@ -21,7 +22,7 @@ import json
 import logging
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from a2akit import logs, metrics, protojson, trace
@@ -81,9 +82,14 @@ class SqsDeadLetters:
                                 MessageBody=json.dumps(record, separators=(",", ":")))
 
 
+TaskBody = Callable[[pb.Task], bytes]
+
+
 class Dispatcher:
-    def __init__(self, store: TaskStore, sender: Sender, dead_letters: DeadLetters) -> None:
+    def __init__(self, store: TaskStore, sender: Sender, dead_letters: DeadLetters, *,
+                 task_body03: TaskBody) -> None:
         self.store = store
+        self.task_body03 = task_body03
         self.sender = sender
         self.dead_letters = dead_letters
 
@@ -128,9 +134,7 @@ class Dispatcher:
             log.warning("task %s event %d: the task is gone; its 0.3 configs get nothing",
                         delivery.task_id, delivery.seq)
             return None
-        from a2akit.compat03.json03 import task_payload  # only for 0.3 configs
-
-        return task_payload(stored.task), _CONTENT_TYPE_03
+        return self.task_body03(stored.task), _CONTENT_TYPE_03
 
     async def _send(self, delivery: Delivery, config: pb.TaskPushNotificationConfig,
                     body: bytes, content_type: str, deadline: float | None) -> None:
@@ -181,9 +185,10 @@ def dead_letter(delivery: Delivery, config: pb.TaskPushNotificationConfig,
     }
 
 
-def make_dispatcher(settings: Settings, store: TaskStore) -> Dispatcher:
+def make_dispatcher(settings: Settings, store: TaskStore, *, task_body03: TaskBody
+                    ) -> Dispatcher:
     """The dispatcher the settings describe: the sender's guard and retries, and the SQS
-    dead-letter queue when one is set."""
+    dead-letter queue when one is set; `task_body03` writes what a 0.3 caller's config gets."""
     from a2akit.push.guard import Policy
 
     dead_letters: DeadLetters = LoggedDeadLetters()
@@ -193,4 +198,4 @@ def make_dispatcher(settings: Settings, store: TaskStore) -> Dispatcher:
         dead_letters = SqsDeadLetters(settings.push_dlq_url, aws.client(
             "sqs", endpoint_url=settings.sqs_endpoint))
     sender = Sender(Policy.from_settings(settings), RetryPolicy.from_settings(settings))
-    return Dispatcher(store, sender, dead_letters)
+    return Dispatcher(store, sender, dead_letters, task_body03=task_body03)

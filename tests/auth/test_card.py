@@ -18,7 +18,7 @@ from a2akit.generated import a2a_pb2 as pb
 from a2akit.runtime import build_operations
 from a2akit.settings import Settings
 from a2akit.store.memory import MemoryStore
-from handlers.jsonrpc_app import create_app
+from http_service.app import create_app
 from tests.auth.conftest import Clock
 from tests.auth.issuer import AUDIENCE, SCOPE, Issuer
 from tests.auth.transports import TRANSPORTS, open_transport

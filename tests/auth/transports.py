@@ -27,7 +27,7 @@ from a2akit.operations import OPERATIONS, Operations
 from a2akit.protojson import from_json, to_json
 from grpc_service.generated import a2a_pb2_grpc
 from grpc_service.server import RunningServer, serve
-from handlers.jsonrpc_app import create_app
+from http_service.app import create_app
 from tests.jsonrpc.client import Client as JsonRpcClient
 from tests.jsonrpc.client import make_client
 from tests.support.harness import background_loop, end_tasks

@@ -20,7 +20,7 @@ from a2akit.runtime import build_operations
 from a2akit.settings import Settings
 from a2akit.store.base import Scope
 from a2akit.store.dynamodb import DynamoDBStore
-from handlers.jsonrpc_app import create_app
+from http_service.app import create_app
 from tests.execution.processes import kit_env, worker
 from tests.execution.sqs import make_queues
 from tests.jsonrpc.client import LambdaClient, lambda_event_loop

@@ -21,7 +21,7 @@ from a2akit.operations import Operations
 from a2akit.runtime import build_operations
 from a2akit.settings import Settings
 from a2akit.store.dynamodb import DynamoDBStore
-from handlers.jsonrpc_app import create_app
+from http_service.app import create_app
 from tests.jsonrpc.client import AsgiClient, Reply
 from tests.store.conftest import TABLE
 from tests.support.errors import jsonrpc_failure

@@ -18,7 +18,7 @@ import pytest
 from a2akit import RequestContext, TaskHandle
 from a2akit.examples.input_required import GreeterAgent
 from a2akit.generated import a2a_pb2 as pb
-from handlers.jsonrpc_app import create_app
+from http_service.app import create_app
 from tests.execution.processes import container, kit_env
 from tests.support.harness import memory_operations
 from tests.support.messages import V1, send_params, send_request

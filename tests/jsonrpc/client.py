@@ -18,8 +18,8 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from a2akit.operations import Operations
-from handlers.jsonrpc_app import create_app
 from handlers.lambda_adapter import lambda_handler
+from http_service.app import create_app
 
 EVENTS = pathlib.Path(__file__).parent.parent / "events"
 V1 = {"A2A-Version": "1.0"}

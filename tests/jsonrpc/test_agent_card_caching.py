@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from handlers.jsonrpc_app import AGENT_CARD_PATH
+from http_service.agent_cards import AGENT_CARD_PATH
 from tests.jsonrpc.client import KINDS, Client, serve
 from tests.support.harness import memory_operations
 

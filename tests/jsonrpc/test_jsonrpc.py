@@ -20,7 +20,7 @@ from a2akit.examples.echo import EchoAgent
 from a2akit.examples.input_required import GreeterAgent
 from a2akit.examples.streaming import StreamingAgent
 from a2akit.settings import Settings
-from handlers.jsonrpc_app import create_app
+from http_service.app import create_app
 from tests.jsonrpc.client import KINDS, Client, LambdaClient, lambda_event_loop, make_client
 from tests.support.errors import jsonrpc_failure
 from tests.support.harness import ANON, memory_operations

@@ -387,7 +387,7 @@ def test_params_that_are_not_an_object_are_invalid_params(rpc: Caller03, params:
 def test_the_card_serves_both_generations(kind: str) -> None:
     from a2akit.generated import a2a_pb2 as pb
     from a2akit.protojson import from_json
-    from handlers.jsonrpc_app import create_app
+    from http_service.app import create_app
     from tests.jsonrpc.client import lambda_event_loop, make_client
     from tests.support.harness import memory_operations
 

@@ -16,7 +16,7 @@ import pytest
 import uvicorn
 
 from a2akit.agent import RequestContext, TaskHandle
-from handlers.jsonrpc_app import create_app
+from http_service.app import create_app
 from tests.jsonrpc.client import V1
 from tests.support.harness import memory_operations
 from tests.support.messages import user_message

@@ -22,6 +22,7 @@ from a2akit.generated import a2a_pb2 as pb
 from a2akit.push.dispatcher import Delivery, Dispatcher, LoggedDeadLetters
 from a2akit.push.guard import Policy
 from a2akit.push.sender import RetryPolicy, Sender
+from a2akit.runtime import task_body03
 from a2akit.settings import Settings
 from a2akit.states import status_event
 from a2akit.store._errors import DynamoDBError, translated
@@ -116,7 +117,7 @@ async def test_push_retries_and_deliveries_with_the_trace(
         sender = Sender(Policy.from_settings(Settings(push_allow_http=True,
                                                       push_allow_cidrs=("127.0.0.1/32",))),
                         RetryPolicy(attempts=3, backoff_seconds=0.01))
-        dispatcher = Dispatcher(store, sender, LoggedDeadLetters())
+        dispatcher = Dispatcher(store, sender, LoggedDeadLetters(), task_body03=task_body03)
         logs.begin(request_id="r2")
         trace.continue_trace(f"00-{'ab' * 16}-{'cd' * 8}-01")
         capsys.readouterr()

@@ -16,7 +16,7 @@ import pytest
 from a2akit.examples.input_required import GreeterAgent
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.generated import a2a_v0_3_pb2 as pb03
-from handlers.jsonrpc_app import create_app
+from http_service.app import create_app
 from tests.support.grpc03 import Env03, open_env03
 from tests.support.harness import memory_operations
 

@@ -28,7 +28,7 @@ from a2akit.generated import a2a_pb2 as pb
 from a2akit.operations import Operations
 from a2akit.settings import INLINE, Settings
 from a2akit.store.base import Scope, TaskQuery
-from handlers.jsonrpc_app import create_app
+from http_service.app import create_app
 from tests.push.conftest import DeadLetterQueue
 from tests.support.harness import grpc_server, memory_operations
 from tests.support.messages import send_params

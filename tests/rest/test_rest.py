@@ -14,7 +14,7 @@ import pytest
 from a2akit.examples.echo import EchoAgent
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.settings import ENV, Settings, SettingsError
-from handlers.rest_routes import ROUTES, find_route, routes_of
+from http_service.rest_routes import ROUTES, find_route, routes_of
 from tests.rest.client import KINDS, Rest, error_of, reason, serve_rest, violations
 from tests.support.harness import ANON, SlowOrEcho, memory_operations
 from tests.support.messages import send_params

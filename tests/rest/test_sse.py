@@ -1,4 +1,4 @@
-"""SSE framing of the HTTP+JSON binding (handlers.sse with handlers.rest_app's framing): bare
+"""SSE framing of the HTTP+JSON binding (http_service.sse with http_service.rest's framing): bare
 StreamResponse events, keep-alive comments while idle, an error after the first event as a
 last `event: error` frame holding the spec's error body."""
 
@@ -14,8 +14,8 @@ import pytest
 from a2akit.errors import UnavailableError
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.settings import Settings
-from handlers.rest_app import RestBinding
-from handlers.sse import sse_frames
+from http_service.rest import FRAMING
+from http_service.sse import sse_frames
 from tests.rest.client import serve_rest
 from tests.support.harness import SlowOrEcho, memory_operations
 
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.anyio
 
 
 def _framing() -> Any:
-    return RestBinding(memory_operations(), "").framing
+    return FRAMING
 
 
 async def _frames(events: AsyncIterator[pb.StreamResponse], keepalive: float) -> list[bytes]:

@@ -22,7 +22,7 @@ from a2akit.settings import Settings
 from a2akit.store import table
 from a2akit.store.base import DEFAULT_MAX_TASK_BYTES, Scope, TaskQuery, TaskStore
 from a2akit.store.dynamodb import DynamoDBStore
-from handlers.jsonrpc_app import create_app
+from http_service.app import create_app
 from tests.jsonrpc.client import AsgiClient
 from tests.store.conftest import TABLE
 from tests.store.test_contract import make_task, status_event, task_event

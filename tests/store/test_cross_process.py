@@ -20,7 +20,7 @@ from a2akit.generated import a2a_pb2 as pb
 from a2akit.runtime import build_operations
 from a2akit.settings import Settings
 from grpc_service.generated import a2a_pb2_grpc
-from handlers.jsonrpc_app import create_app
+from http_service.app import create_app
 from tests.jsonrpc.client import LambdaClient, lambda_event_loop
 from tests.store.conftest import TABLE
 from tests.support.messages import V1, send_request, user_message

@@ -1,6 +1,6 @@
 """An HTTP+JSON request as a client builds it from an rpc's request message: verb, path, JSON
 body or query parameters, after wire-facts.md section 2. Written out here rather than taken
-from handlers.rest_routes, so tests of the binding do not rely on the code they test."""
+from http_service.rest_routes, so tests of the binding do not rely on the code they test."""
 
 from __future__ import annotations
 

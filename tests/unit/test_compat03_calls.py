@@ -21,6 +21,8 @@ from a2akit.generated import a2a_v0_3_pb2 as pb03
 from a2akit.operations import Operations
 from tests.support.harness import ANON, memory_operations
 
+_CARD = pb03.GetAgentCardRequest()
+
 pytestmark = pytest.mark.anyio
 
 HOOK = "https://93.184.215.14/hook"
@@ -118,15 +120,15 @@ async def test_agent_card_falls_back_to_the_public_card() -> None:
     ops = memory_operations(settings=dataclasses.replace(ANON, extended_agent_card=True,
                                                          bearer_tokens={"s": "alice"}))
     calls, call = Calls03(ops), await _call(ops)
-    card = await calls.get_agent_card(call)
+    card = await calls.get_agent_card(_CARD, call)
     assert card.name == ops.card.name and card.supports_authenticated_extended_card
     with pytest.raises(Exception) as caught:
-        await calls.get_agent_card(call, public_fallback=False)
+        await calls.get_agent_card(_CARD, call, public_fallback=False)
     assert caught.type.__name__ == "AuthenticationRequiredError"
     alice = await _call(ops, authorization="Bearer s")
     with pytest.raises(ExtendedAgentCardNotConfiguredError):
-        await calls.get_agent_card(alice, public_fallback=False)
-    assert (await calls.get_agent_card(alice)).name == ops.card.name
+        await calls.get_agent_card(_CARD, alice, public_fallback=False)
+    assert (await calls.get_agent_card(_CARD, alice)).name == ops.card.name
 
 
 class _WithExtendedCard(GreeterAgent):
@@ -137,7 +139,7 @@ async def test_the_extended_card_for_a_caller_who_may_read_it() -> None:
     ops = memory_operations(_WithExtendedCard(), dataclasses.replace(
         ANON, extended_agent_card=True, bearer_tokens={"s": "alice"}))
     calls = Calls03(ops)
-    card = await calls.get_agent_card(await _call(ops, authorization="Bearer s"))
+    card = await calls.get_agent_card(_CARD, await _call(ops, authorization="Bearer s"))
     # Its addresses come from the public card, which the agent's extended card lacks.
     assert (card.name, card.url) == ("Extended", ops.card.supported_interfaces[0].url)
-    assert (await calls.get_agent_card(await _call(ops))).name == ops.card.name
+    assert (await calls.get_agent_card(_CARD, await _call(ops))).name == ops.card.name

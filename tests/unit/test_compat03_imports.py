@@ -62,3 +62,21 @@ def test_the_grpc_server_loads_the_03_service_when_it_builds_its_services() -> N
     assert before == "[]"
     assert {"a2akit.compat03.calls", "a2akit.generated.a2a_v0_3_pb2",
             "grpc_service.compat03"} <= set(after.split(","))
+
+
+def test_the_core_imports_no_03_module() -> None:
+    """The 0.3 family is a layer over the core: only the composition (a2akit.runtime, which
+    gives push delivery its 0.3 body) and the bindings import it, at any depth of a module."""
+    import ast
+
+    importers = []
+    for path in sorted((ROOT / "a2akit").rglob("*.py")):
+        module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        if module.startswith("a2akit.compat03") or module == "a2akit.runtime":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([node.module or ""] if isinstance(node, ast.ImportFrom)
+                     else [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+            if any(name.startswith("a2akit.compat03") for name in names):
+                importers.append(module)
+    assert importers == []

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from handlers.conditional import not_modified
+from http_service.conditional import not_modified
 
 ETAG = '"abc"'
 BUILT = int(time.time()) - 3600

@@ -8,7 +8,7 @@ import pytest
 
 from a2akit.errors import InvalidRequestError, JSONParseError
 from a2akit.limits import MAX_JSON_DEPTH
-from handlers.json_body import parse_json_body
+from http_service.json_body import parse_json_body
 
 
 def _nested(depth: int) -> bytes:

@@ -138,16 +138,16 @@ def test_the_http_json_binding_loads_on_its_first_request() -> None:
     (docs/performance.md), and come in with the first HTTP+JSON request."""
     code = ("import sys, handlers.jsonrpc as door; "
             "from starlette.testclient import TestClient; "
-            "before = sorted(m for m in sys.modules if m.startswith('handlers.rest_')); "
+            "before = sorted(m for m in sys.modules if m.startswith('http_service.rest')); "
             "TestClient(door.app).get('/tasks', headers={'A2A-Version': '1.0'}); "
-            "after = sorted(m for m in sys.modules if m.startswith('handlers.rest_')); "
+            "after = sorted(m for m in sys.modules if m.startswith('http_service.rest')); "
             "print(before, after)")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True,
                          capture_output=True, text=True,
                          env={"A2A_ALLOW_ANONYMOUS": "true", "PATH": ""}).stdout
-    assert out.split("\n")[0] == ("['handlers.rest_mount'] "
-                                  "['handlers.rest_app', 'handlers.rest_mount', "
-                                  "'handlers.rest_routes']")
+    assert out.split("\n")[0] == ("['http_service.rest_mount'] "
+                                  "['http_service.rest', 'http_service.rest_mount', "
+                                  "'http_service.rest_routes']")
 
 
 def test_a_10_request_loads_nothing_of_03() -> None:
@@ -163,7 +163,7 @@ def test_a_10_request_loads_nothing_of_03() -> None:
             "assert 'TASK_STATE_COMPLETED' in c.post('/', content=body, headers={"
             "'A2A-Version': '1.0', 'content-type': 'application/json'}).text; "
             "loaded = lambda: sorted(m for m in sys.modules if 'compat03' in m "
-            "or 'v0_3' in m or m == 'handlers.jsonrpc03'); "
+            "or 'v0_3' in m or m == 'http_service.jsonrpc03'); "
             "print(loaded()); "
             "c.post('/', content='{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tasks/get\","
             "\"params\":{\"id\":\"x\"}}', headers={'content-type': 'application/json'}); "
@@ -173,4 +173,4 @@ def test_a_10_request_loads_nothing_of_03() -> None:
                          env={"A2A_ALLOW_ANONYMOUS": "true", "PATH": ""}).stdout.split("\n")
     out = [line for line in out if line.startswith("[")]  # not the metrics lines (EMF)
     assert out[0] == "[]"
-    assert "'handlers.jsonrpc03'" in out[1] and "'a2akit.generated.a2a_v0_3_pb2'" in out[1]
+    assert "'http_service.jsonrpc03'" in out[1] and "'a2akit.generated.a2a_v0_3_pb2'" in out[1]

@@ -1,6 +1,6 @@
 """Where the HTTP+JSON binding joins the JSON-RPC app: one Starlette route for every path under
 the HTTP+JSON base path, placed after the app's own routes. The binding itself
-(handlers.rest_app, with its route table) is imported on the first request it gets, so the
+(http_service.rest, with its route table) is imported on the first request it gets, so the
 JSON-RPC front door's cold start does not pay for it."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from a2akit.card import rest_url
 from a2akit.operations import Operations
 
 if TYPE_CHECKING:
-    from handlers.rest_app import RestBinding
+    from http_service.rest import RestBinding
 
 __all__ = ["RestRoutes"]
 
@@ -43,7 +43,7 @@ class RestRoutes(BaseRoute):
 
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self._binding is None:
-            from handlers.rest_app import RestBinding
+            from http_service.rest import RestBinding
 
             self._binding = RestBinding(self.ops, self.prefix)
         response = await self._binding.answer(Request(scope, receive))

@@ -28,7 +28,7 @@ from starlette.responses import Response
 
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.protojson import dumps, to_json
-from handlers.conditional import not_modified
+from http_service.conditional import not_modified
 
 __all__ = ["AGENT_CARD_PATH", "LEGACY_CARD_PATH", "card_route", "legacy_card", "merged_card"]
 
