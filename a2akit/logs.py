@@ -32,8 +32,6 @@ from collections.abc import Mapping
 from random import getrandbits
 from typing import Any
 
-from a2akit.settings import ENV
-
 __all__ = [
     "AGENT_LOGGER",
     "begin",
@@ -46,7 +44,6 @@ __all__ = [
     "owner_hash",
     "request_id",
     "service",
-    "service_name",
 ]
 
 AGENT_LOGGER = "a2akit.agent"
@@ -55,14 +52,6 @@ AGENT_LOGGER = "a2akit.agent"
 _CONTEXT: contextvars.ContextVar[Mapping[str, str]] = contextvars.ContextVar(
     "a2akit_log_fields", default=types.MappingProxyType({}))
 _service = "local"
-
-
-def service_name(default: str) -> str:
-    """The name this process reports as: the Lambda function's, else POWERTOOLS_SERVICE_NAME
-    (Powertools' variable; the stack sets it on the gRPC container, whose default would be
-    the same in every stack), else `default`."""
-    return (os.environ.get("AWS_LAMBDA_FUNCTION_NAME") or os.environ.get(ENV.SERVICE_NAME)
-            or default)
 
 
 def fields() -> Mapping[str, str]:
@@ -168,9 +157,9 @@ _LINE_BREAKS = {ord(ch): f"\\u{ord(ch):04x}" for ch in "\u0085\u2028\u2029"}
 def configure(level: str, service: str) -> None:
     """Once per process: JSON lines on stderr at `level` (LOG_LEVEL) for the kit's loggers
     and the agent's, WARNING for libraries'. `service`: the name on every line and metric
-    (the Lambda function's name when there is one)."""
+    (`Settings.service`: the Lambda function's name when there is one)."""
     global _service
-    _service = service_name(service)
+    _service = service
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter())
     root = logging.getLogger()

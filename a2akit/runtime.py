@@ -11,7 +11,6 @@ import concurrent.futures
 import contextlib
 import importlib
 import logging
-import os
 import sys
 import traceback
 from collections.abc import Coroutine, Iterator
@@ -145,7 +144,7 @@ def make_store(settings: Settings) -> TaskStore:
         raise StartupError(f"{where}: cannot make a DynamoDB client: {exc}") from exc
     store = DynamoDBStore(settings.table, client, retention_days=settings.retention_days,
                           owns_client=True, max_task_bytes=settings.max_task_bytes)
-    if not endpoint and not os.environ.get("AWS_LAMBDA_FUNCTION_NAME"):
+    if not endpoint and not settings.on_lambda:
         # A process started by hand or in a container, against AWS: one read now, so missing
         # credentials or a table that is not there stop it with one line, not every call
         # later. (In Lambda the stack made both; its cold start does not pay for the read.)
@@ -197,6 +196,15 @@ def attach_push_delivery(settings: Settings, store: TaskStore) -> InlineDelivery
     delivery = InlineDelivery(make_dispatcher(settings, store, task_body03=task_body03))
     store.observe(delivery.observe)
     return delivery
+
+
+def after_restore(operations: Operations) -> None:
+    """Run in each Lambda environment resumed from a SnapStart snapshot (both doors: the
+    runtime's hook in handlers.jsonrpc, the Lambda Web Adapter's in handlers.stream)."""
+    import random
+
+    operations.store.after_restore()  # connections opened before the snapshot
+    random.seed()  # restored copies of one snapshot would otherwise draw the same numbers
 
 
 def task_body03(task: pb.Task) -> bytes:

@@ -71,12 +71,11 @@ def current_traceparent() -> str | None:
     return f"00-{trace_id}-{span_id}-{context.get('_trace_flags', '01')}"
 
 
-def begin_request(operation: str, aws_context: object, traceparent: str | None) -> None:
+def begin_request(operation: str, request_id: str | None, traceparent: str | None) -> None:
     """A binding's one call per request: a new logging context with the request id (Lambda's
-    `aws_request_id` when there is one, else a new id), the operation and the trace. One dict
-    made here and set once: this runs on every request."""
+    when there is one, else a new id), the operation and the trace. One dict made here and
+    set once: this runs on every request."""
     parsed = parse(traceparent) if traceparent else None
-    request_id = getattr(aws_context, "aws_request_id", None)
     ids = os.urandom(24).hex()  # a trace id and a span id in one draw
     fields = {
         "request_id": request_id if type(request_id) is str and request_id

@@ -188,5 +188,5 @@ async def _run(settings: Settings) -> None:
 def main() -> None:
     with explain_startup_errors():
         settings = Settings.from_env()
-        logs.configure(settings.log_level, "grpc")
+        logs.configure(settings.log_level, settings.service("grpc"))
         asyncio.run(_run(settings))

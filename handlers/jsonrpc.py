@@ -2,14 +2,14 @@
 
 Everything every first request needs is built here, at import: settings, store client, agent,
 card, app. On Lambda with SnapStart that is the part captured in the snapshot, so a restored
-environment starts with all of it; `_after_restore` then refreshes what restored copies of
-one snapshot must not share.
+environment starts with all of it; `a2akit.runtime.after_restore` then refreshes what
+restored copies of one snapshot must not share.
 """
 
 from __future__ import annotations
 
 from a2akit import logs
-from a2akit.runtime import build_operations, explain_startup_errors
+from a2akit.runtime import after_restore, build_operations, explain_startup_errors
 from a2akit.settings import Settings
 from handlers.lambda_adapter import lambda_handler
 from http_service.app import create_app
@@ -20,18 +20,10 @@ __all__ = ["app", "handler"]
 # line, so Lambda reports an init error whose message is that line.
 with explain_startup_errors(reraise=True):
     settings = Settings.from_env()
-    logs.configure(settings.log_level, "jsonrpc")
+    logs.configure(settings.log_level, settings.service("jsonrpc"))
     operations = build_operations(settings)
     app = create_app(operations)
 handler = lambda_handler(app)
-
-
-def _after_restore() -> None:
-    """Run by Lambda in each environment resumed from a SnapStart snapshot."""
-    import random
-
-    operations.store.after_restore()  # connections opened before the snapshot
-    random.seed()  # agents that use `random` would otherwise draw the same numbers
 
 
 try:
@@ -40,4 +32,4 @@ try:
 except ImportError:
     pass
 else:
-    register_after_restore(_after_restore)
+    register_after_restore(lambda: after_restore(operations))

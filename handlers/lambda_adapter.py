@@ -14,13 +14,14 @@ more.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from typing import Any
 
 from mangum import Mangum
 from starlette.applications import Starlette
 
 from a2akit.errors import InvalidRequestError
+from a2akit.invocation import SCOPE_KEY, Invocation
 from http_service.jsonrpc import JSON, error_json
 
 __all__ = ["LambdaHandler", "lambda_handler"]
@@ -34,10 +35,22 @@ _UNREADABLE = error_json(InvalidRequestError(
     "The request cannot be read: malformed HTTP headers or body")).decode()
 
 
+class _WithInvocation:
+    """Mangum's `aws.context` and `aws.event` -> the request's `Invocation`, the one thing
+    the bindings read of the invocation."""
+
+    def __init__(self, app: Starlette) -> None:
+        self.app = app
+
+    async def __call__(self, scope: MutableMapping[str, Any], receive: Any, send: Any) -> None:
+        scope[SCOPE_KEY] = Invocation.from_lambda(scope.get("aws.context"), scope.get("aws.event"))
+        await self.app(scope, receive, send)
+
+
 def lambda_handler(app: Starlette) -> LambdaHandler:
     """The Lambda handler of `app` (API Gateway HTTP API payload 2.0, Function URLs)."""
     # lifespan off: Mangum would otherwise run startup/shutdown around every invocation.
-    adapter = Mangum(app, lifespan="off", text_mime_types=_TEXT_TYPES)
+    adapter = Mangum(_WithInvocation(app), lifespan="off", text_mime_types=_TEXT_TYPES)
 
     def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         try:

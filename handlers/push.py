@@ -21,7 +21,7 @@ __all__ = ["handler"]
 
 with explain_startup_errors(reraise=True):
     settings = Settings.from_env()
-    logs.configure(settings.log_level, "push")
+    logs.configure(settings.log_level, settings.service("push"))
     dispatcher = make_dispatcher(settings, make_store(settings), task_body03=task_body03)
 _loop = asyncio.new_event_loop()
 

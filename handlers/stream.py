@@ -6,11 +6,11 @@ streams the response back as it is written, so SSE events leave live (docs/publi
 The app is the one `handlers.jsonrpc` serves through Mangum; this module adds only what Mangum
 gives it from the invocation, taken from the two headers the adapter sets:
 
-- `x-amzn-lambda-context`: the Lambda context as JSON, `deadline` in epoch milliseconds ->
-  `scope["aws.context"]`, so streams and blocking calls end at the invocation's end less the
-  margin, exactly as through Mangum.
+- `x-amzn-lambda-context`: the Lambda context as JSON, `deadline` in epoch milliseconds and
+  `request_id` -> the request's `a2akit.invocation.Invocation`, so streams and blocking calls
+  end at the invocation's end less the margin, exactly as through Mangum.
 - `x-amzn-request-context`: API Gateway's request context as JSON (the authorizer's verified
-  caller, the path the client used) -> `scope["aws.event"]`.
+  caller, the path the client used) -> the same `Invocation`.
 
 A client can send headers of those names too. The adapter replaces both on every request
 (`HeaderMap::insert` in its `fetch_response`), so they are trusted only when this process runs
@@ -24,13 +24,13 @@ from __future__ import annotations
 import json
 import math
 import os
-import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from a2akit import logs
-from a2akit.runtime import build_operations, explain_startup_errors
-from a2akit.settings import Settings, SettingsError
+from a2akit.invocation import SCOPE_KEY, Invocation
+from a2akit.runtime import after_restore, build_operations, explain_startup_errors
+from a2akit.settings import Settings
 from http_service.app import create_app
 
 __all__ = ["LAMBDA_CONTEXT_HEADER", "LWA_WRAPPER", "REQUEST_CONTEXT_HEADER", "AdapterContext",
@@ -43,8 +43,6 @@ LWA_WRAPPER = "/opt/bootstrap"
 # The adapter's SnapStart hook (AWS_LWA_SNAPSTART_AFTER_RESTORE_PATH): it POSTs here after a
 # restore, and answers 403 itself to any outside request for the path.
 AFTER_RESTORE_ENV = "AWS_LWA_SNAPSTART_AFTER_RESTORE_PATH"
-DEFAULT_PORT = 8080  # the adapter's default (AWS_LWA_PORT / PORT)
-DEFAULT_HOST = "127.0.0.1"  # the adapter connects to localhost; nothing else should
 
 ASGIApp = Callable[[dict[str, Any], Any, Any], Any]
 
@@ -54,17 +52,6 @@ def under_adapter(environ: Mapping[str, str]) -> bool:
     place where the two context headers come from the adapter and not from a client."""
     return (environ.get("AWS_LAMBDA_EXEC_WRAPPER") == LWA_WRAPPER
             and bool(environ.get("AWS_LAMBDA_RUNTIME_API")))
-
-
-class _InvocationContext:
-    """What `a2akit.execution.budget.lambda_deadline` reads from Mangum's `aws.context`."""
-
-    def __init__(self, deadline_ms: float, request_id: str | None = None) -> None:
-        self.deadline_ms = deadline_ms
-        self.aws_request_id = request_id  # what a2akit.logs names the request's lines by
-
-    def get_remaining_time_in_millis(self) -> int:
-        return max(0, int(self.deadline_ms - time.time() * 1000))
 
 
 def _json_object(raw: bytes | None) -> dict[str, Any] | None:
@@ -102,7 +89,7 @@ async def _ambiguous_length(send: Any) -> None:
 
 
 class AdapterContext:
-    """ASGI layer: the adapter's context headers -> the scope keys Mangum sets; never passes
+    """ASGI layer: the adapter's context headers -> the request's `Invocation`; never passes
     those headers on, so the app reads the invocation only from the scope."""
 
     def __init__(self, app: ASGIApp, *, trusted: bool,
@@ -137,15 +124,18 @@ class AdapterContext:
             await self._restored(send)
             return
         if self.trusted:
-            invocation = _json_object(lambda_raw)
-            deadline = _deadline_ms(invocation)
-            if deadline is not None:
-                request_id = (invocation or {}).get("request_id")
-                scope["aws.context"] = _InvocationContext(
-                    deadline, request_id if isinstance(request_id, str) else None)
+            lambda_context = _json_object(lambda_raw) or {}
+            deadline = _deadline_ms(lambda_context)
+            request_id = lambda_context.get("request_id")
             request_context = _json_object(request_raw)
+            if not isinstance(request_id, str) or not request_id:
+                request_id = None
+            if deadline is not None:
+                scope[SCOPE_KEY] = Invocation.until(deadline, request_id, request_context)
+            elif request_context is not None:
+                scope[SCOPE_KEY] = Invocation(request_id=request_id,
+                                              request_context=request_context)
             if request_context is not None:
-                scope["aws.event"] = {"requestContext": request_context}
                 path = _client_path(request_context)
                 if path is not None:
                     scope["path"], scope["raw_path"] = path, path.encode()
@@ -167,44 +157,26 @@ def _client_path(request_context: Mapping[str, Any]) -> str | None:
     return path
 
 
-def _port(environ: Mapping[str, str]) -> int:
-    # The adapter reads AWS_LWA_PORT, then PORT: the same order here.
-    for name in ("AWS_LWA_PORT", "PORT"):
-        raw = environ.get(name)
-        if raw:
-            if not raw.isdigit() or not 0 < int(raw) < 65536:
-                raise SettingsError(f"{name} must be a TCP port (1-65535), not {raw!r}")
-            return int(raw)
-    return DEFAULT_PORT
-
-
 def main() -> None:
     import uvicorn  # only this entry point needs a server
 
     environ = os.environ
     with explain_startup_errors():
         settings = Settings.from_env()
-        logs.configure(settings.log_level, "jsonrpc")
-        port = _port(environ)
+        logs.configure(settings.log_level, settings.service("jsonrpc"))
         operations = build_operations(settings)
         if not under_adapter(environ):
             # Run by hand: no API Gateway identity can reach it, as with gRPC.
             operations.authenticator.warn_if_nobody_can_call()
 
-    def after_restore() -> None:
-        import random
-
-        operations.store.after_restore()  # connections opened before the snapshot
-        random.seed()  # restored copies of one snapshot would draw the same numbers
-
     app = AdapterContext(create_app(operations), trusted=under_adapter(environ),
-                         after_restore=after_restore,
+                         after_restore=lambda: after_restore(operations),
                          after_restore_path=environ.get(AFTER_RESTORE_ENV) or None)
     # Events leave as they are written: h11 sends each body chunk at once, and nothing here
     # compresses or buffers (no GZip middleware; the app sets X-Accel-Buffering: no).
-    host = environ.get("AWS_LWA_HOST") or environ.get("HOST") or DEFAULT_HOST
     config = uvicorn.Config(
-        app, host=host, port=port, http="h11", ws="none", loop="asyncio", lifespan="off",
+        app, host=settings.http_host, port=settings.http_port, http="h11", ws="none",
+        loop="asyncio", lifespan="off",
         access_log=False, server_header=False, proxy_headers=False,
         log_level=settings.log_level.lower(),
         log_config=None,  # uvicorn's lines go through the kit's JSON handler (a2akit.logs)

@@ -17,7 +17,7 @@ __all__ = ["handler"]
 
 with explain_startup_errors(reraise=True):
     settings = Settings.from_env()
-    logs.configure(settings.log_level, "sweeper")
+    logs.configure(settings.log_level, settings.service("sweeper"))
     store = make_store(settings)
 _loop = asyncio.new_event_loop()
 

@@ -21,7 +21,7 @@ __all__ = ["handler"]
 # As handlers.jsonrpc: a bad setting or an unreachable store is one line, an init error.
 with explain_startup_errors(reraise=True):
     settings = Settings.from_env()
-    logs.configure(settings.log_level, "worker")
+    logs.configure(settings.log_level, settings.service("worker"))
     store = make_store(settings)
     delivery = attach_push_delivery(settings, store)
     worker = Worker(settings, store, load_agent(settings))

@@ -2,8 +2,9 @@
 
     exchange.route  (the binding: Content-Type, body size, JSON, envelope or route -> operation)
     -> the request's logging context -> exchange.decode (the request message)
-    -> the caller (headers, `A2A-Version` query parameter, the identity API Gateway verified,
-       the invocation's deadline) -> exchange.run / exchange.open (the core)
+    -> the caller (headers, `A2A-Version` query parameter, and from the entry point's
+       `a2akit.invocation.Invocation` the identity API Gateway verified and the deadline)
+    -> exchange.run / exchange.open (the core)
     -> the answer: the result, or SSE frames, or the binding's error (`error_response`)
 
 An `Exchange` is one request as one binding reads and answers it (`http_service.jsonrpc`
@@ -22,7 +23,7 @@ from starlette.responses import Response, StreamingResponse
 from a2akit.auth import platform_principal
 from a2akit.caller import Call
 from a2akit.errors import A2AError, InternalError
-from a2akit.execution.budget import lambda_deadline
+from a2akit.invocation import NO_INVOCATION, SCOPE_KEY, Invocation
 from a2akit.operations import Operations
 from a2akit.trace import begin_request, from_asgi
 from http_service.sse import SSE_HEADERS, Framing, sse_frames
@@ -67,15 +68,15 @@ async def answer(ops: Operations, request: Request, exchange: Exchange) -> Respo
     try:
         await exchange.route(request)
         scope = request.scope
-        begin_request(exchange.operation, scope.get("aws.context"), from_asgi(scope["headers"]))
+        invocation: Invocation = scope.get(SCOPE_KEY, NO_INVOCATION)
+        begin_request(exchange.operation, invocation.request_id, from_asgi(scope["headers"]))
         message = exchange.decode()
         call = await ops.resolve_call(
-            request.headers, verified_principal=platform_principal(scope.get("aws.event")),
+            request.headers, verified_principal=platform_principal(invocation.request_context),
             # Parsed only when there is a query: most requests have none.
             version=request.query_params.get("A2A-Version") if scope["query_string"] else None,
             # On Lambda the invocation's end bounds blocking and streaming calls.
-            deadline=lambda_deadline(scope.get("aws.context")),
-            protocol_version=exchange.protocol_version)
+            deadline=invocation.deadline, protocol_version=exchange.protocol_version)
         if not exchange.streaming:
             return await exchange.run(message, call)
         events = await exchange.open(message, call)

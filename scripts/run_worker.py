@@ -51,7 +51,7 @@ def main() -> None:
     settings = Settings.from_env()
     if not settings.queue_url:
         raise SystemExit(f"{ENV.QUEUE_URL} is not set")
-    logs.configure(settings.log_level, "worker")
+    logs.configure(settings.log_level, settings.service("worker"))
     from handlers.worker import handler  # after logging: it builds the store and agent
 
     sqs = aws.client("sqs", endpoint_url=settings.sqs_endpoint)

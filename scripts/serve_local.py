@@ -108,7 +108,7 @@ async def main() -> None:
     if grpc_server is not None and args.grpc_port:
         os.environ.setdefault(ENV.GRPC_ADDRESS, f"{args.host}:{args.grpc_port}")
     settings = Settings.from_env()
-    logs.configure(settings.log_level, "local")
+    logs.configure(settings.log_level, settings.service("local"))
     operations = build_operations(settings)
     operations.authenticator.warn_if_nobody_can_call()
     # The same lease sweep the scheduled Lambda runs on AWS (a2akit.execution.leases).

@@ -11,12 +11,12 @@ from typing import Any
 __all__ = ["platform_principal"]
 
 
-def platform_principal(event: Mapping[str, Any] | None) -> str | None:
+def platform_principal(request_context: Mapping[str, Any] | None) -> str | None:
     """The caller API Gateway already verified (its authorizer context), if any.
 
-    `event` is the Lambda event (API Gateway HTTP API v2, Function URL or REST API shape;
-    through the Lambda Web Adapter, `{"requestContext": <its x-amzn-request-context>}`)."""
-    request_context = (event or {}).get("requestContext") or {}
+    `request_context` is the Lambda event's (API Gateway HTTP API v2, Function URL or REST API
+    shape; through the Lambda Web Adapter, its x-amzn-request-context header)."""
+    request_context = request_context or {}
     authorizer = request_context.get("authorizer") or {}
     # HTTP API: authorizer.jwt.claims; REST API (Cognito user pools): authorizer.claims.
     claims = (authorizer.get("jwt") or {}).get("claims") or authorizer.get("claims")

@@ -1,7 +1,8 @@
 """Time budgets: how long a blocking or streaming call, or a worker's run, may take.
 
-On AWS Lambda the platform says how long an invocation has left (Mangum passes the Lambda
-context in the ASGI scope as ``aws.context``; the worker gets it as its handler argument).
+On AWS Lambda the platform says how long an invocation has left (a request's deadline is in
+its `a2akit.invocation.Invocation`; the worker gets the Lambda context as its handler
+argument).
 A call's budget is that time less `budget_margin_seconds` (room for the answer to leave),
 never more than `stream_budget_seconds`; elsewhere it is `stream_budget_seconds` alone
 (None: no limit).
@@ -14,7 +15,7 @@ from typing import Protocol
 
 from a2akit.settings import Settings
 
-__all__ = ["LambdaContext", "call_budget", "lambda_deadline", "run_budget_text", "worker_budget"]
+__all__ = ["LambdaContext", "call_budget", "run_budget_text", "worker_budget"]
 
 # Lambda stops any function after 15 minutes at most, whatever its configured timeout.
 LAMBDA_CEILING_SECONDS = 900
@@ -22,15 +23,6 @@ LAMBDA_CEILING_SECONDS = 900
 
 class LambdaContext(Protocol):
     def get_remaining_time_in_millis(self) -> int: ...
-
-
-def lambda_deadline(context: object) -> float | None:
-    """The `time.monotonic()` instant at which the Lambda invocation ends; None when not on
-    Lambda (no context, or one without a remaining time)."""
-    remaining = getattr(context, "get_remaining_time_in_millis", None)
-    if remaining is None:
-        return None
-    return time.monotonic() + float(remaining()) / 1000
 
 
 def call_budget(settings: Settings, deadline: float | None) -> float | None:

@@ -87,9 +87,10 @@ TaskBody = Callable[[pb.Task], bytes]
 
 class Dispatcher:
     def __init__(self, store: TaskStore, sender: Sender, dead_letters: DeadLetters, *,
-                 task_body03: TaskBody) -> None:
+                 task_body03: TaskBody, function_name: str | None = None) -> None:
         self.store = store
         self.task_body03 = task_body03
+        self.function_name = function_name  # the failure metric's dimension on Lambda
         self.sender = sender
         self.dead_letters = dead_letters
 
@@ -161,7 +162,7 @@ class Dispatcher:
     async def _failed(self, delivery: Delivery, config: pb.TaskPushNotificationConfig,
                       outcome: Failed) -> None:
         record = dead_letter(delivery, config, outcome)
-        sys.stdout.write(failure_line(record) + "\n")
+        sys.stdout.write(failure_line(record, self.function_name) + "\n")
         sys.stdout.flush()
         await self.dead_letters.put(record)
 
@@ -198,4 +199,5 @@ def make_dispatcher(settings: Settings, store: TaskStore, *, task_body03: TaskBo
         dead_letters = SqsDeadLetters(settings.push_dlq_url, aws.client(
             "sqs", endpoint_url=settings.sqs_endpoint))
     sender = Sender(Policy.from_settings(settings), RetryPolicy.from_settings(settings))
-    return Dispatcher(store, sender, dead_letters, task_body03=task_body03)
+    return Dispatcher(store, sender, dead_letters, task_body03=task_body03,
+                      function_name=settings.function_name)

@@ -4,7 +4,6 @@ alarm reads."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,10 +20,10 @@ FAILED_METRIC = "PushDeliveryFailed"
 DIMENSION = "FunctionName"
 
 
-def failure_line(record: Mapping[str, Any]) -> str:
+def failure_line(record: Mapping[str, Any], function: str | None) -> str:
     """One JSON line: the structured log record of a failed delivery (without its event) and,
-    in CloudWatch, one count of `A2AKit/PushDeliveryFailed`."""
-    function = os.environ.get("AWS_LAMBDA_FUNCTION_NAME")
+    in CloudWatch, one count of `A2AKit/PushDeliveryFailed`; `function`: the Lambda function
+    delivering (`Settings.function_name`), its dimension."""
     dimensions: dict[str, str] = {DIMENSION: function} if function else {}
     properties = {**logs.fields(), "message": "push notification not delivered",
                   **{key: value for key, value in record.items() if key != "event"}}

@@ -7,9 +7,10 @@ import time
 import pytest
 from google.protobuf import struct_pb2
 
-from a2akit.execution.budget import call_budget, lambda_deadline
+from a2akit.execution.budget import call_budget
 from a2akit.execution.queue import Job, JobError
 from a2akit.generated import a2a_pb2 as pb
+from a2akit.invocation import Invocation
 from a2akit.settings import Settings
 from a2akit.store.base import Scope, StoredTask
 
@@ -55,11 +56,12 @@ class _Lambda:
 def test_the_call_budget_is_the_platform_time_less_the_margin_within_the_stream_budget(
 ) -> None:
     settings = Settings(stream_budget_seconds=20.0, budget_margin_seconds=5.0)
-    assert lambda_deadline(None) is None and lambda_deadline(object()) is None
+    assert Invocation.from_lambda(None, None).deadline is None
+    assert Invocation.from_lambda(object(), {}).deadline is None
     assert call_budget(settings, None) == 20.0
     assert call_budget(Settings(), None) is None
-    long = call_budget(settings, lambda_deadline(_Lambda(60_000)))
+    long = call_budget(settings, Invocation.from_lambda(_Lambda(60_000), None).deadline)
     assert long == 20.0
-    short = call_budget(settings, lambda_deadline(_Lambda(9_000)))
+    short = call_budget(settings, Invocation.from_lambda(_Lambda(9_000), None).deadline)
     assert short is not None and 3.9 < short <= 4.0
     assert call_budget(settings, time.monotonic() + 1) == 0.0

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from a2akit import logs
+from a2akit.settings import Settings
 
 LAMBDA = "AWS_LAMBDA_FUNCTION_NAME"
 POWERTOOLS = "POWERTOOLS_SERVICE_NAME"
@@ -20,9 +20,5 @@ POWERTOOLS = "POWERTOOLS_SERVICE_NAME"
     ({LAMBDA: "", POWERTOOLS: "A2AKit-dev-grpc"}, "A2AKit-dev-grpc"),
 ])
 def test_the_function_name_then_the_powertools_variable_then_the_default(
-        monkeypatch: pytest.MonkeyPatch, environment: dict[str, str], expected: str) -> None:
-    for name in (LAMBDA, POWERTOOLS):
-        monkeypatch.delenv(name, raising=False)
-    for name, value in environment.items():
-        monkeypatch.setenv(name, value)
-    assert logs.service_name("grpc") == expected
+        environment: dict[str, str], expected: str) -> None:
+    assert Settings.from_env(environment).service("grpc") == expected
