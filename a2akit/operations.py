@@ -22,7 +22,6 @@ from a2akit.card import input_modes, streaming_enabled
 from a2akit.clock import now, timestamp_ms
 from a2akit.errors import (
     AuthenticationRequiredError,
-    ContentTypeNotSupportedError,
     ExtendedAgentCardNotConfiguredError,
     ExtensionSupportRequiredError,
     InvalidParamsError,
@@ -40,7 +39,7 @@ from a2akit.execution.outcomes import Duplicate, Outcome, Replied, Started
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.ids import new_id
 from a2akit.push.guard import Policy, check_config
-from a2akit.replies import Events, media_matches, request_claim, single, task_stream, trim
+from a2akit.replies import Events, check_content_types, request_claim, single, task_stream, trim
 from a2akit.rpc import Operation, Streaming, Unary, check_table
 from a2akit.service_params import SUPPORTED_VERSION
 from a2akit.settings import Settings
@@ -174,7 +173,7 @@ class Operations:
         caller already sent is a `Duplicate` and starts nothing."""
         message = pb.Message()
         message.CopyFrom(request.message)
-        self._check_content_types(message)
+        check_content_types(message, input_modes(self.agent))
         push = None
         if request.configuration.HasField("task_push_notification_config"):
             push = await self._push_config(request.configuration.task_push_notification_config)
@@ -239,14 +238,6 @@ class Operations:
         events = follow(self.store, scope, stored, budget,
                         lease_seconds=self.settings.lease_seconds)
         return task_stream(stored.task, events, history)
-
-    def _check_content_types(self, message: pb.Message) -> None:
-        accepted = input_modes(self.agent)
-        for part in message.parts:
-            media = part.media_type
-            if media and not any(media_matches(media, mode) for mode in accepted):
-                raise ContentTypeNotSupportedError(
-                    f"This agent does not accept {media}", metadata={"mediaType": media})
 
     # --- tasks ----------------------------------------------------------------------------------
 
@@ -433,8 +424,6 @@ class Operations:
 
 
 # --- the operation table ----------------------------------------------------------------------
-
-
 # A plain tuple first, so each entry's handler is type-checked against its own request and
 # response types (inside `_table(...)` they would be inferred as Any).
 _ENTRIES = (

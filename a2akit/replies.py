@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 
+from a2akit.errors import ContentTypeNotSupportedError
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.states import closes_stream, is_terminal
 
-__all__ = ["Events", "media_matches", "request_claim", "single", "task_stream", "trim"]
+__all__ = ["Events", "check_content_types", "media_matches", "request_claim", "single",
+           "task_stream", "trim"]
 
 Events = AsyncIterator[pb.StreamResponse]
 
@@ -46,6 +48,15 @@ def media_matches(media: str, mode: str) -> bool:
     if mode in ("*/*", media):
         return True
     return mode.endswith("/*") and media.startswith(mode[:-1])
+
+
+def check_content_types(message: pb.Message, accepted: Sequence[str]) -> None:
+    """Refuse a message with a part of a media type none of the agent's input modes covers."""
+    for part in message.parts:
+        media = part.media_type
+        if media and not any(media_matches(media, mode) for mode in accepted):
+            raise ContentTypeNotSupportedError(
+                f"This agent does not accept {media}", metadata={"mediaType": media})
 
 
 async def single(event: pb.StreamResponse) -> Events:

@@ -15,7 +15,6 @@ from a2akit.generated import a2a_pb2 as pb
 
 if TYPE_CHECKING:
     from a2akit.caller import Call
-    from a2akit.operations import Operations
 
 __all__ = ["Operation", "Streaming", "Unary", "check_table"]
 
@@ -30,7 +29,9 @@ class Unary(Generic[Req, Res]):
     name: str  # the rpc name, which is also the JSON-RPC method name
     request: type[Req]
     response: type[Res]
-    handler: Callable[[Operations, Req, Call], Awaitable[Res]]
+    # (operations, request, call): the first is `a2akit.operations.Operations`, which imports
+    # this module, so it is not named here.
+    handler: Callable[[Any, Req, Call], Awaitable[Res]]
     streaming = False
 
 
@@ -40,7 +41,7 @@ class Streaming(Generic[Req]):
 
     name: str
     request: type[Req]
-    handler: Callable[[Operations, Req, Call], Awaitable[AsyncIterator[pb.StreamResponse]]]
+    handler: Callable[[Any, Req, Call], Awaitable[AsyncIterator[pb.StreamResponse]]]
     response = pb.StreamResponse
     streaming = True
 
