@@ -344,7 +344,7 @@ def test_unavailable_store_is_retryable_internal_error(kind: str) -> None:
             assert info["reason"] == "UNAVAILABLE" and info["metadata"] == {"retryable": "true"}
 
 
-# --- the 0.3 family (handlers/jsonrpc03.py): the same limits, 0.3 errors --------------------
+# --- the 0.3 family (http_service/jsonrpc03.py): the same limits, 0.3 errors --------------------
 
 
 def _post03(rpc: Client, body: str) -> dict[str, Any]:
