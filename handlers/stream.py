@@ -21,6 +21,7 @@ no longer deadline.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import os
@@ -43,6 +44,11 @@ LWA_WRAPPER = "/opt/bootstrap"
 # The adapter's SnapStart hook (AWS_LWA_SNAPSTART_AFTER_RESTORE_PATH): it POSTs here after a
 # restore, and answers 403 itself to any outside request for the path.
 AFTER_RESTORE_ENV = "AWS_LWA_SNAPSTART_AFTER_RESTORE_PATH"
+
+# A request head (request line and headers) must arrive within this many seconds of the
+# connection opening or the previous response ending (slowloris); the adapter sends a whole
+# head at once, over loopback.
+HEAD_SECONDS = 5.0
 
 ASGIApp = Callable[[dict[str, Any], Any, Any], Any]
 
@@ -157,6 +163,41 @@ def _client_path(request_context: Mapping[str, Any]) -> str | None:
     return path
 
 
+def _head_timeout_protocol() -> type[asyncio.Protocol]:
+    """uvicorn's h11 protocol with a limit on reading a request's head (HEAD_SECONDS):
+    uvicorn times out only an idle keep-alive connection, and any byte stops that timer, so
+    a client dribbling a header could hold a connection forever."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class HeadTimeout(H11Protocol):
+        _head_timer: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._arm()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            self._arm()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            if self._head_timer is not None:
+                self._head_timer.cancel()
+            super().connection_lost(exc)
+
+        def _arm(self) -> None:
+            # Cut unless a new request cycle (a whole head) began since this point.
+            if self._head_timer is not None:
+                self._head_timer.cancel()
+            self._head_timer = self.loop.call_later(HEAD_SECONDS, self._cut, self.cycle)
+
+        def _cut(self, cycle_then: object) -> None:
+            if self.cycle is cycle_then and not self.transport.is_closing():
+                self.transport.close()
+
+    return HeadTimeout
+
+
 def main() -> None:
     import uvicorn  # only this entry point needs a server
 
@@ -175,7 +216,8 @@ def main() -> None:
     # Events leave as they are written: h11 sends each body chunk at once, and nothing here
     # compresses or buffers (no GZip middleware; the app sets X-Accel-Buffering: no).
     config = uvicorn.Config(
-        app, host=settings.http_host, port=settings.http_port, http="h11", ws="none",
+        app, host=settings.http_host, port=settings.http_port, http=_head_timeout_protocol(),
+        ws="none",
         loop="asyncio", lifespan="off",
         access_log=False, server_header=False, proxy_headers=False,
         log_level=settings.log_level.lower(),

@@ -246,3 +246,39 @@ def test_a_request_with_two_lengths_is_refused_and_its_connection_closed(
                 received += chunk
     assert received.startswith(b"HTTP/1.1 400 "), received[:200]
     assert b"Task not found" not in received
+
+
+def test_a_request_head_that_never_ends_is_cut(tmp_path: Path) -> None:
+    """Hardening (issue 33, slowloris): a client that sends its request line and then one
+    header byte every half second (which keeps uvicorn's keep-alive timer from firing) is
+    disconnected once the head has taken longer than the door allows (HEAD_SECONDS), on a
+    new connection and on one that already carried a request; a prompt client is served."""
+    import socket
+
+    from handlers.stream import HEAD_SECONDS
+
+    get = b"GET /.well-known/agent-card.json HTTP/1.1\r\nHost: door\r\n\r\n"
+    with door(tmp_path / "door.log", adapter=False) as url:
+        port = int(url.rstrip("/").rsplit(":", 1)[1])
+        for earlier in (b"", get):
+            with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
+                if earlier:
+                    conn.sendall(earlier)
+                    assert conn.recv(65536).startswith(b"HTTP/1.1 200 ")
+                conn.sendall(b"GET / HTTP/1.1\r\nHost: door\r\nX-Slow: ")
+                started = time.monotonic()
+                closed = False
+                while time.monotonic() - started < HEAD_SECONDS + 10:
+                    try:
+                        conn.sendall(b"a")
+                        conn.settimeout(0.5)
+                        if conn.recv(4096) == b"":
+                            closed = True
+                            break
+                    except TimeoutError:
+                        continue
+                    except OSError:  # reset by the server
+                        closed = True
+                        break
+                assert closed, "the door kept a request head open past its limit"
+                assert time.monotonic() - started < HEAD_SECONDS + 3
