@@ -86,6 +86,8 @@ class Operations:
         self.push_delivery = push_delivery
         self._push_policy = Policy.from_settings(settings)
         self._required_extensions = [e.uri for e in card.capabilities.extensions if e.required]
+        self._input_modes = input_modes(agent)  # the agent's attributes, read once
+        self._streaming = streaming_enabled(agent)
         self._supported_extensions = frozenset(e.uri for e in card.capabilities.extensions)
 
     async def close(self) -> None:
@@ -173,7 +175,7 @@ class Operations:
         caller already sent is a `Duplicate` and starts nothing."""
         message = pb.Message()
         message.CopyFrom(request.message)
-        check_content_types(message, input_modes(self.agent))
+        check_content_types(message, self._input_modes)
         push = None
         if request.configuration.HasField("task_push_notification_config"):
             push = await self._push_config(request.configuration.task_push_notification_config)
@@ -415,7 +417,7 @@ class Operations:
     # --- capability gates -----------------------------------------------------------------------
 
     def _require_streaming(self) -> None:
-        if not streaming_enabled(self.agent):
+        if not self._streaming:
             raise UnsupportedOperationError("This agent does not support streaming")
 
     def _require_push(self) -> None:

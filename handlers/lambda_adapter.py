@@ -14,7 +14,8 @@ more.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, MutableMapping
+import time
+from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any
 
 from mangum import Mangum
@@ -24,7 +25,7 @@ from a2akit.errors import InvalidRequestError
 from a2akit.invocation import SCOPE_KEY, Invocation
 from http_service.jsonrpc import JSON, error_json
 
-__all__ = ["LambdaHandler", "lambda_handler"]
+__all__ = ["LambdaHandler", "invocation_of", "lambda_handler"]
 
 log = logging.getLogger("a2akit.jsonrpc")
 
@@ -35,6 +36,18 @@ _UNREADABLE = error_json(InvalidRequestError(
     "The request cannot be read: malformed HTTP headers or body")).decode()
 
 
+def invocation_of(context: object, event: Mapping[str, Any] | None) -> Invocation:
+    """The invocation of a Lambda context (`get_remaining_time_in_millis`, `aws_request_id`)
+    and its event (the API Gateway request context)."""
+    remaining = getattr(context, "get_remaining_time_in_millis", None)
+    request_id = getattr(context, "aws_request_id", None)
+    request_context = (event or {}).get("requestContext")
+    return Invocation(
+        deadline=None if remaining is None else time.monotonic() + float(remaining()) / 1000,
+        request_id=request_id if isinstance(request_id, str) and request_id else None,
+        request_context=request_context if isinstance(request_context, Mapping) else None)
+
+
 class _WithInvocation:
     """Mangum's `aws.context` and `aws.event` -> the request's `Invocation`, the one thing
     the bindings read of the invocation."""
@@ -43,7 +56,7 @@ class _WithInvocation:
         self.app = app
 
     async def __call__(self, scope: MutableMapping[str, Any], receive: Any, send: Any) -> None:
-        scope[SCOPE_KEY] = Invocation.from_lambda(scope.get("aws.context"), scope.get("aws.event"))
+        scope[SCOPE_KEY] = invocation_of(scope.get("aws.context"), scope.get("aws.event"))
         await self.app(scope, receive, send)
 
 

@@ -25,6 +25,7 @@ import asyncio
 import json
 import math
 import os
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -136,11 +137,11 @@ class AdapterContext:
             request_context = _json_object(request_raw)
             if not isinstance(request_id, str) or not request_id:
                 request_id = None
-            if deadline is not None:
-                scope[SCOPE_KEY] = Invocation.until(deadline, request_id, request_context)
-            elif request_context is not None:
-                scope[SCOPE_KEY] = Invocation(request_id=request_id,
-                                              request_context=request_context)
+            if deadline is not None or request_context is not None:
+                scope[SCOPE_KEY] = Invocation(
+                    None if deadline is None
+                    else time.monotonic() + max(0.0, deadline / 1000 - time.time()),
+                    request_id, request_context)
             if request_context is not None:
                 path = _client_path(request_context)
                 if path is not None:

@@ -7,8 +7,6 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import Response
 from starlette.routing import Route
 
 from a2akit.operations import Operations
@@ -20,7 +18,6 @@ from http_service.agent_cards import (
     merged_card,
 )
 from http_service.jsonrpc import JsonRpc
-from http_service.pipeline import answer
 from http_service.rest_mount import RestRoutes
 
 __all__ = ["create_app"]
@@ -32,17 +29,12 @@ def create_app(operations: Operations) -> Starlette:
     path = urlsplit(operations.settings.public_url).path or "/"
     base = path.rstrip("/")
     card_path, legacy_path = base + AGENT_CARD_PATH, base + LEGACY_CARD_PATH
-    jsonrpc = JsonRpc(operations)
-
-    async def post(request: Request) -> Response:
-        return await answer(operations, request, jsonrpc.exchange())
-
     # The cards sit under the interface URL, where a client that knows that URL looks for them
     # (the root when the URL has no path; `/a2a/.well-known/...` behind an API Gateway stage).
     # HTTP+JSON comes last: every JSON-RPC request is matched before it is looked at.
     return Starlette(routes=[
         Route(card_path, card_route(operations.card, merged_card), methods=["GET"]),
         Route(legacy_path, card_route(operations.card, legacy_card), methods=["GET"]),
-        Route(path, post, methods=["POST"]),
+        Route(path, JsonRpc(operations).answer, methods=["POST"]),
         RestRoutes(operations, exclude=frozenset({card_path, legacy_path, path})),
     ])

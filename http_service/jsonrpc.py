@@ -25,7 +25,7 @@ from a2akit.operations import OPERATIONS, Operation, Operations
 from a2akit.protojson import dumps, from_json, to_json
 from a2akit.service_params import SUPPORTED_VERSION
 from http_service.json_body import check_content_type, parse_json_body, read_body
-from http_service.pipeline import error_response, extension_headers
+from http_service.pipeline import answer, error_response, extension_headers
 from http_service.sse import ERROR_EVENT, Framing
 
 if TYPE_CHECKING:
@@ -127,8 +127,9 @@ class JsonRpc:
             self._legacy = Generation03(self.ops)
         return self._legacy
 
-    def exchange(self) -> Exchange:
-        return Exchange(self)
+    async def answer(self, request: Request) -> Response:
+        """The POST route: one request through the pipeline."""
+        return await answer(self.ops, request, Exchange(self))
 
 
 class Exchange:

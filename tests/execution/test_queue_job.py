@@ -10,9 +10,9 @@ from google.protobuf import struct_pb2
 from a2akit.execution.budget import call_budget
 from a2akit.execution.queue import Job, JobError
 from a2akit.generated import a2a_pb2 as pb
-from a2akit.invocation import Invocation
 from a2akit.settings import Settings
 from a2akit.store.base import Scope, StoredTask
+from handlers.lambda_adapter import invocation_of
 
 JOB = Job(scope=Scope("", "alice"), task_id="t1", message_id="m2", lease_owner="queue#x",
           new_task=False, extensions=("urn:ext",), accepted_output_modes=("text/plain",),
@@ -56,12 +56,12 @@ class _Lambda:
 def test_the_call_budget_is_the_platform_time_less_the_margin_within_the_stream_budget(
 ) -> None:
     settings = Settings(stream_budget_seconds=20.0, budget_margin_seconds=5.0)
-    assert Invocation.from_lambda(None, None).deadline is None
-    assert Invocation.from_lambda(object(), {}).deadline is None
+    assert invocation_of(None, None).deadline is None
+    assert invocation_of(object(), {}).deadline is None
     assert call_budget(settings, None) == 20.0
     assert call_budget(Settings(), None) is None
-    long = call_budget(settings, Invocation.from_lambda(_Lambda(60_000), None).deadline)
+    long = call_budget(settings, invocation_of(_Lambda(60_000), None).deadline)
     assert long == 20.0
-    short = call_budget(settings, Invocation.from_lambda(_Lambda(9_000), None).deadline)
+    short = call_budget(settings, invocation_of(_Lambda(9_000), None).deadline)
     assert short is not None and 3.9 < short <= 4.0
     assert call_budget(settings, time.monotonic() + 1) == 0.0
