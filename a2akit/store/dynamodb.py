@@ -3,7 +3,7 @@
 The table, its key layout and size limits are `a2akit.store.table`; botocore errors become
 the kit's in `a2akit.store._errors` (with `a2akit.aws`); the ListTasks order and page tokens are
 `a2akit.store.cursor`, shared with the embedded store; writes of any size are planned in
-`_writes`, retention in `_expiry`, ListTasks in `_listing`, leases in `_leasing`, push
+`_writes` and `_plan`, retention in `_expiry`, ListTasks in `_listing`, leases in `_leasing`, push
 configs in `_configs`, event reads in `_events` and large items in `_parts`. See docs/store.md.
 
 The store runs on boto3's low-level client or on the kit's own (`_client`, what `env_client`
@@ -35,6 +35,7 @@ from a2akit.store._client import Client, env_client
 from a2akit.store._errors import Interpret, error_code, translated
 from a2akit.store._expiry import expire_finished, expire_task
 from a2akit.store._listing import count_states, list_tasks
+from a2akit.store._plan import fits, transactions
 from a2akit.store._writes import (
     Condition,
     Contended,
@@ -239,7 +240,7 @@ class DynamoDBStore(TaskStore):
         take = [quota_take(self.table_name, scope, quota)] if counted and quota else []
         meaning = {"quota": quota} if take else {}
         single = [put, *claim, *take, *configs, *puts]
-        if table.fits(single):
+        if fits(single):
             await self._transact(single, task.id, **meaning)
         else:
             # Several transactions: the first checks that the task and the claim do not
@@ -247,7 +248,7 @@ class DynamoDBStore(TaskStore):
             # (docs/store.md, "Writes of any size").
             checks = [check(entry) for entry in (*claim, put)]
             checks += [quota_check(entry) for entry in take]
-            for batch in table.transactions(checks, puts, [put, *claim, *take, *configs]):
+            for batch in transactions(checks, puts, [put, *claim, *take, *configs]):
                 await self._transact(batch, task.id, **meaning)
         stored = self._stored(pk, snapshot, _parts.ref(snapshot), task)
         self._wrote(scope, stored, events)
@@ -329,7 +330,7 @@ class DynamoDBStore(TaskStore):
         meaning = {"expected_version": condition.version, "last_seq": condition.last_seq,
                    "breaking": condition.breaking}
         single = [put, *claim, *extra, *puts]
-        if table.fits(single):
+        if fits(single):
             await self._transact(single, task.id, **meaning)
             return snapshot
         token = os.urandom(12).hex()
@@ -347,7 +348,7 @@ class DynamoDBStore(TaskStore):
         }}
         final = self._put(snapshot, f"version = :v AND {table.WRITER} = :w",
                           {":v": values[":v"], ":w": hold[":w"]})
-        batches = table.transactions([reserve, *claim], puts, [final, *extra])
+        batches = transactions([reserve, *claim], puts, [final, *extra])
         await self._transact(batches[0], task.id, **meaning)
         for batch in batches[1:]:
             # Only a writer that broke this reservation (we outlived it) makes these fail.
