@@ -28,18 +28,25 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from typing import Any
 
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.states import is_terminal
 from a2akit.store import table
 from a2akit.store._errors import Cancellation, Interpret
 from a2akit.store._expiry import marker
+from a2akit.store._gateway import Contended, Gateway
 from a2akit.store._parts import Ref, ref
-from a2akit.store.base import DuplicateMessageError, Scope, VersionConflictError, quota_refused
+from a2akit.store.base import (
+    DuplicateMessageError,
+    Scope,
+    VersionConflictError,
+    quota_refused,
+)
 from a2akit.store.table import Item
 
 __all__ = ["Condition", "Contended", "Reserved", "StaleSeq", "bookkeeping", "check", "interpret",
-           "quota_check", "quota_take", "role"]
+           "quota_check", "quota_take", "role", "transact"]
 
 
 class StaleSeq(Exception):
@@ -65,10 +72,6 @@ class Reserved(Exception):
         self.state = state
         self.parts = parts  # those of the snapshot it holds
         self.counted = counted  # the snapshot it holds is in its owner's quota count
-
-
-class Contended(Exception):
-    """Another transaction held a shared item (a scope's count) at the same moment."""
 
 
 def role(write: Item) -> str:
@@ -172,12 +175,12 @@ def check(put: Item) -> Item:
                                                            item[table.SK]["S"])}}
 
 
-def quota_take(table_name: str, scope: Scope, limit: int) -> Item:
+def quota_take(gateway: Gateway, scope: Scope, limit: int) -> Item:
     """The entry of a create that counts its task against the owner's quota: one more,
     only while the owner has fewer than `limit` (a conditional write, so a burst of creates
     never gets past it; its failure is `quota_refused`)."""
     return {"Update": {
-        "TableName": table_name,
+        "TableName": gateway.name,
         "Key": table.quota_key(scope.owner),
         "UpdateExpression": "ADD #a :one",
         "ConditionExpression": "attribute_not_exists(#a) OR #a < :limit",
@@ -196,7 +199,7 @@ def quota_check(take: Item) -> Item:
         "ExpressionAttributeValues": {":limit": update["ExpressionAttributeValues"][":limit"]}}}
 
 
-def bookkeeping(table_name: str, scope: Scope, task: pb.Task, snapshot: Item,
+def bookkeeping(gateway: Gateway, scope: Scope, task: pb.Task, snapshot: Item,
                 old_state: int | None, *, counted: bool = False) -> list[Item]:
     """What a snapshot write keeps besides: the scope's counts when the state changes
     (`old_state` None: a new task); when the task finishes, its retirement, for an update
@@ -206,7 +209,7 @@ def bookkeeping(table_name: str, scope: Scope, task: pb.Task, snapshot: Item,
     entries: list[Item] = []
     if counted and is_terminal(state):
         entries.append({"Update": {
-            "TableName": table_name, "Key": table.quota_key(scope.owner),
+            "TableName": gateway.name, "Key": table.quota_key(scope.owner),
             "UpdateExpression": "ADD #a :less", "ExpressionAttributeNames": {
                 "#a": table.QUOTA_ACTIVE}, "ExpressionAttributeValues": {":less": {"N": "-1"}}}})
     pk = table.task_pk(scope, task.id)
@@ -222,7 +225,7 @@ def bookkeeping(table_name: str, scope: Scope, task: pb.Task, snapshot: Item,
             adds.append("#o :less")
             values[":less"] = {"N": "-1"}
         entries.append({"Update": {
-            "TableName": table_name,
+            "TableName": gateway.name,
             "Key": table.key(table.count_pk(scope, table.list_shard(task.id)),
                              table.COUNT_SK),
             "UpdateExpression": "ADD " + ", ".join(adds),
@@ -230,7 +233,13 @@ def bookkeeping(table_name: str, scope: Scope, task: pb.Task, snapshot: Item,
     if is_terminal(state) and (old_state is None or not is_terminal(old_state)):
         expires = snapshot[table.TTL_ATTRIBUTE]
         retire = {**table.retire_key(pk, int(expires["N"])), "state": {"N": str(state)}}
-        entries.append({"Put": {"TableName": table_name, "Item": retire}})
+        entries.append(gateway.put(retire))
         if old_state is not None:
-            entries.append({"Put": {"TableName": table_name, "Item": marker(pk, expires)}})
+            entries.append(gateway.put(marker(pk, expires)))
     return entries
+
+
+async def transact(gateway: Gateway, writes: list[Item], task_id: str, **meaning: Any) -> None:
+    """One transaction of a write of `task_id`, its cancellation read by `interpret`."""
+    await gateway.transact(writes, interpret(writes, task_id, **meaning))
+
