@@ -2,8 +2,8 @@
 
 The table, its key layout and size limits are `a2akit.store.table`; botocore errors become
 the kit's in `a2akit.store._errors` (with `a2akit.aws`); the ListTasks order and page tokens are
-`a2akit.store.cursor`, shared with the embedded store; writes of any size are planned in
-`_writes` and `_plan`, retention in `_expiry`, ListTasks in
+`a2akit.store.cursor`, shared with the embedded store; writes of any size are made in
+`_writes` (cut into transactions by `_plan`), retention in `_expiry`, ListTasks in
 `_listing`, leases in `_leasing`, push configs in `_configs`, event reads in `_events` and
 large items in `_parts`. See docs/store.md.
 
@@ -15,9 +15,7 @@ thread, snapshot reads), never through the store, which only composes them.
 
 from __future__ import annotations
 
-import asyncio
 import builtins
-import os
 import time
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
@@ -28,21 +26,12 @@ from a2akit.errors import InvalidParamsError
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.service_params import SUPPORTED_VERSION
 from a2akit.states import is_terminal
-from a2akit.store import _configs, _events, _leasing, _parts, _writes, cursor, table
+from a2akit.store import _configs, _events, _leasing, _parts, _writes, table
 from a2akit.store._client import Client, env_client
 from a2akit.store._expiry import expire_finished, expire_task
 from a2akit.store._gateway import Gateway
 from a2akit.store._listing import count_states, list_tasks
-from a2akit.store._plan import fits, transactions
-from a2akit.store._writes import (
-    Condition,
-    Reserved,
-    StaleSeq,
-    bookkeeping,
-    check,
-    quota_check,
-    quota_take,
-)
+from a2akit.store._writes import Condition, Reserved, StaleSeq, bookkeeping, quota_take
 from a2akit.store.base import (
     DEFAULT_MAX_TASK_BYTES,
     Lease,
@@ -56,7 +45,6 @@ from a2akit.store.base import (
     VersionConflictError,
 )
 from a2akit.store.table import Item
-from a2akit.trace import current_traceparent
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.client import DynamoDBClient
@@ -132,26 +120,12 @@ class DynamoDBStore(TaskStore):
         counted = quota is not None and not is_terminal(task.status.state)
         snapshot, puts = self._items(scope, task, events, version=1, first_seq=1, lease=lease,
                                      counted=counted)
-        put = gateway.put(snapshot, "attribute_not_exists(pk)")
-        claim = self._claim(scope, message_id, task.id)
-        configs = [gateway.put(_configs.config_item(pk, target, snapshot))
-                   for target in push_configs]
-        configs += bookkeeping(gateway, scope, task, snapshot, None)
-        # The owner's quota is taken in the transaction that creates the task, on its
-        # condition: of a burst of creates, those past the limit are cancelled whole.
+        claim = _writes.claim(gateway, scope, message_id, task.id, self._expires_at())
+        others = [gateway.put(_configs.config_item(pk, target, snapshot))
+                  for target in push_configs]
+        others += bookkeeping(gateway, scope, task, snapshot, None)
         take = [quota_take(gateway, scope, quota)] if counted and quota else []
-        meaning = {"quota": quota} if take else {}
-        single = [put, *claim, *take, *configs, *puts]
-        if fits(single):
-            await _writes.transact(gateway, single, task.id, **meaning)
-        else:
-            # Several transactions: the first checks that the task and the claim do not
-            # exist yet and that the quota has room; the last writes them with the snapshot
-            # (docs/store.md, "Writes of any size").
-            checks = [check(entry) for entry in (*claim, put)]
-            checks += [quota_check(entry) for entry in take]
-            for batch in transactions(checks, puts, [put, *claim, *take, *configs]):
-                await _writes.transact(gateway, batch, task.id, **meaning)
+        await _writes.create(gateway, task.id, snapshot, puts, claim, take, others, quota)
         stored = gateway.stored(pk, snapshot, _parts.ref(snapshot), task)
         self._wrote(scope, stored, events)
         return stored
@@ -196,7 +170,8 @@ class DynamoDBStore(TaskStore):
                 continue
             except Reserved as held:
                 if held.until_ms > epoch_ms():
-                    await self._outwait(pk, held)
+                    await _writes.outwait(gateway, pk, held, self.min_poll_interval,
+                                          self.poll_interval)
                     raise VersionConflictError(task_id) from None  # the caller re-reads
                 # Its writer died mid-way: keep the events it wrote, write after them.
                 breaking, old_state, old_parts = held.token, held.state, held.parts
@@ -226,51 +201,11 @@ class DynamoDBStore(TaskStore):
                                      first_seq=condition.last_seq + 1, lease=lease,
                                      counted=counted)
         extra = bookkeeping(gateway, scope, task, snapshot, old_state, counted=counted)
-        expression, values = condition.expression()
-        put = gateway.put(snapshot, expression, values)
-        put["Put"]["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
-        claim = self._claim(scope, message_id, task.id)
-        meaning = {"expected_version": condition.version, "last_seq": condition.last_seq,
-                   "breaking": condition.breaking}
-        single = [put, *claim, *extra, *puts]
-        if fits(single):
-            await _writes.transact(gateway, single, task.id, **meaning)
-            return snapshot
-        token = os.urandom(12).hex()
-        until = (epoch_ms() + self.reservation_ms
-                 + self.reservation_ms_per_batch * (len(puts) // 90 + 1))
-        hold = {":w": {"S": token}, ":wu": {"N": str(until)}}
-        reserve: Item = {"Update": {
-            "TableName": gateway.name,
-            "Key": table.key(snapshot[table.PK]["S"], table.SNAPSHOT_SK),
-            "UpdateExpression": "SET #w = :w, #wu = :wu",
-            "ConditionExpression": expression,
-            "ExpressionAttributeNames": {"#w": table.WRITER, "#wu": table.WRITER_UNTIL},
-            "ExpressionAttributeValues": {**values, **hold},
-            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
-        }}
-        final = gateway.put(snapshot, f"version = :v AND {table.WRITER} = :w",
-                          {":v": values[":v"], ":w": hold[":w"]})
-        batches = transactions([reserve, *claim], puts, [final, *extra])
-        await _writes.transact(gateway, batches[0], task.id, **meaning)
-        for batch in batches[1:]:
-            # Only a writer that broke this reservation (we outlived it) makes these fail.
-            await _writes.transact(gateway, batch, task.id)
+        claim = _writes.claim(gateway, scope, message_id, task.id, self._expires_at())
+        await _writes.update(gateway, task.id, snapshot, puts, claim, extra, condition,
+                             hold_ms=self.reservation_ms,
+                             hold_ms_per_batch=self.reservation_ms_per_batch)
         return snapshot
-
-    async def _outwait(self, pk: str, held: Reserved) -> None:
-        """Wait while the snapshot is reserved by `held` (until it commits, or may be broken)."""
-        gateway = self._gateway
-        delay = self.min_poll_interval
-        while epoch_ms() < held.until_ms:
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, self.poll_interval)
-            response = await gateway.call(
-                gateway.client.get_item, TableName=gateway.name,
-                Key=table.key(pk, table.SNAPSHOT_SK), ConsistentRead=True,
-                ProjectionExpression="#w", ExpressionAttributeNames={"#w": table.WRITER})
-            if response.get("Item", {}).get(table.WRITER, {}).get("S") != held.token:
-                return
 
     def _items(
         self,
@@ -283,75 +218,14 @@ class DynamoDBStore(TaskStore):
         lease: Lease | None = None,
         counted: bool = False,
     ) -> tuple[Item, list[Item]]:
-        """The snapshot item, and the puts of its events (each only where none is yet).
-        `counted`: the task is in its owner's quota count, which the snapshot says while the
-        task is unfinished."""
-        gateway = self._gateway
-        pk = table.task_pk(scope, task.id)
+        """The snapshot item, and the puts of its events (`_writes.items`), once the task
+        and its events are within this store's size limit."""
         data, raw_events = task.SerializeToString(), [e.SerializeToString() for e in events]
         self.check_size(data, raw_events)
-        position = cursor.position(task)
-        last_seq = first_seq + len(events) - 1
         expires = self._expires_at() if is_terminal(task.status.state) else None
-        snapshot: Item = {
-            table.PK: {"S": pk},
-            table.SK: {"S": table.SNAPSHOT_SK},
-            table.LIST_INDEX_PK: {"S": table.list_pk(scope, table.list_shard(task.id))},
-            table.LIST_INDEX_SK: {"S": table.list_sk(position)},
-            "task": {"B": data},
-            "version": {"N": str(version)},
-            "last_seq": {"N": str(last_seq)},
-            "status_ms": {"N": str(position.status_ms)},
-            "state": {"N": str(int(task.status.state))},
-            "context_id": {"S": task.context_id},
-        }
-        if task.context_id:
-            snapshot[table.CONTEXT_INDEX_PK] = {"S": table.context_pk(scope, task.context_id)}
-        if expires is not None:
-            snapshot[table.TTL_ATTRIBUTE] = {"N": str(expires)}
-        elif counted:
-            snapshot[table.COUNTED] = {"N": "1"}
-        if expires is None and lease is not None:
-            # Only a leased task enters the (sparse) lease index; a terminal one never does.
-            snapshot.update(table.lease_attributes(pk, lease))
-        # A large snapshot's parts close the events: they land with it or before it.
-        snapshot_parts = _parts.split(snapshot, "task")
-        if snapshot_parts:
-            gateway.part_cache.put(pk, snapshot[table.PART_TOKEN]["S"], data)
-        table.check_size(snapshot, "the task")
-        puts: list[Item] = []
-        traceparent = current_traceparent()  # the push dispatcher goes on with this trace
-        for offset, event in enumerate(raw_events):
-            seq = first_seq + offset
-            item: Item = {
-                table.PK: {"S": pk},
-                table.SK: {"S": table.event_sk(seq)},
-                "seq": {"N": str(seq)},
-                "event": {"B": event},
-            }
-            if expires is not None:
-                item[table.TTL_ATTRIBUTE] = {"N": str(expires)}
-            if traceparent is not None:
-                item[table.TRACEPARENT] = {"S": traceparent}
-            # A large event's parts precede it: whoever sees the event can read them.
-            puts += [gateway.put(part) for part in _parts.split(item, "event")]
-            table.check_size(item, "an event")
-            puts.append(gateway.put(item, "attribute_not_exists(sk)"))
-        puts += [gateway.put(part) for part in snapshot_parts]
-        return snapshot, puts
-
-    def _claim(self, scope: Scope, message_id: str | None, task_id: str) -> list[Item]:
-        """The idempotency claim for `message_id` (none without one)."""
-        if not message_id:
-            return []
-        put = self._gateway.put({
-            table.PK: {"S": table.message_pk(scope, message_id)},
-            table.SK: {"S": table.MESSAGE_SK},
-            "task_id": {"S": task_id},
-            table.TTL_ATTRIBUTE: {"N": str(self._expires_at())},
-        }, "attribute_not_exists(pk)")
-        put["Put"]["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
-        return [put]
+        return _writes.items(self._gateway, scope, task, data, raw_events, version=version,
+                             first_seq=first_seq, expires=expires, lease=lease,
+                             counted=counted)
 
     async def request_cancel(self, scope: Scope, task_id: str) -> StoredTask | None:
         return await _leasing.request_cancel(self._gateway, scope, task_id)
