@@ -5,7 +5,7 @@ The item keeps its key, its other attributes and the first part of its bytes (as
 fits), plus ``parts`` (how many) and ``part_token`` (random, new for every split); part
 ``i`` (1..parts-1) is the item ``PART#<token>#<i, 6 digits>`` holding ``part``. A write puts
 the parts in the same transaction as the item or in earlier ones (they precede it in the
-write's order, `table.transactions`), so whoever can read the item can read its parts. A new
+write's order, `_plan.transactions`), so whoever can read the item can read its parts. A new
 token per split means parts are never overwritten: a snapshot's parts stay valid until the
 write after it commits and deletes them (`delete`); a reader that finds them gone read a
 snapshot that was replaced meanwhile, and reads it again (`join`). Event parts live as long
