@@ -54,8 +54,7 @@ def _gone(cancellation: Cancellation) -> Exception | None:
     return _Gone() if cancellation.failed(0) else None
 
 
-async def expire_task(gateway: Gateway, task_key: str,
-                      expires: Item) -> bool:
+async def expire_task(gateway: Gateway, task_key: str, expires: Item) -> bool:
     """Give every item of the task without an expiry `expires`, then drop its marker.
     Returns False (and logs) when a call failed: the marker stays for `expire_finished`."""
     try:
@@ -78,7 +77,7 @@ async def expire_task(gateway: Gateway, task_key: str,
                 break
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
         await gateway.call(gateway.client.delete_item, TableName=gateway.name,
-                   Key=table.key(table.expiry_pk(task_key), task_key))
+                           Key=table.key(table.expiry_pk(task_key), task_key))
     except A2AError:
         log.warning("could not set the expiry of the items of %s; the sweeper retries",
                     task_key, exc_info=True)
@@ -89,11 +88,11 @@ async def expire_task(gateway: Gateway, task_key: str,
 async def _expire(gateway: Gateway, item: Item, expires: Item) -> None:
     with contextlib.suppress(_Gone):  # deleted since the read: nothing to expire
         await gateway.call(gateway.client.update_item, _gone, TableName=gateway.name,
-                   Key=table.key(item[table.PK]["S"], item[table.SK]["S"]),
-                   UpdateExpression="SET #e = :e",
-                   ConditionExpression="attribute_exists(sk)",
-                   ExpressionAttributeNames={"#e": table.TTL_ATTRIBUTE},
-                   ExpressionAttributeValues={":e": expires})
+                           Key=table.key(item[table.PK]["S"], item[table.SK]["S"]),
+                           UpdateExpression="SET #e = :e",
+                           ConditionExpression="attribute_exists(sk)",
+                           ExpressionAttributeNames={"#e": table.TTL_ATTRIBUTE},
+                           ExpressionAttributeValues={":e": expires})
 
 
 async def expire_finished(gateway: Gateway, limit: int) -> int:
