@@ -19,7 +19,7 @@ import dataclasses
 import tomllib
 from pathlib import Path
 
-from a2akit.settings import SettingsError
+from a2akit.env import SettingsError
 
 __all__ = ["PYPROJECT", "REQUIREMENTS", "AgentProject", "load_project"]
 

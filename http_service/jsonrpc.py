@@ -13,7 +13,7 @@ first event is a plain JSON response.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from google.protobuf import json_format
 from starlette.requests import Request
@@ -27,9 +27,6 @@ from a2akit.service_params import SUPPORTED_VERSION
 from http_service.json_body import check_content_type, parse_json_body, read_body
 from http_service.pipeline import answer, error_response, extension_headers
 from http_service.sse import ERROR_EVENT, Framing
-
-if TYPE_CHECKING:
-    from http_service.jsonrpc03 import Generation03
 
 __all__ = ["JSON", "Generation", "JsonRpc", "error_json"]
 
@@ -117,7 +114,7 @@ class JsonRpc:
         self.limit = operations.settings.max_request_bytes
         self.challenge = operations.authenticator.challenge
         self.current: Generation = _Generation10(operations)
-        self._legacy: Generation03 | None = None
+        self._legacy: Generation | None = None
 
     def legacy(self) -> Generation:
         """The 0.3 generation, loaded on its first request: a 1.0 request never imports it."""

@@ -7,7 +7,8 @@ API is small JSON over one POST, so this client speaks it directly with the stan
 - the methods the store calls (`get_item`, `query`, `transact_write_items`, ...) take and
   return exactly what boto3's low-level client does (attribute values as dicts, `B` as
   bytes), so `DynamoDBStore` works with either;
-- requests are signed with SigV4 (the signing key is derived once per day and region);
+- requests are signed with SigV4 (`_sigv4`: the signing key is derived once per day and
+  region);
 - retries follow botocore's standard mode: throttling, transient errors, 5xx and connection
   failures, up to `max_attempts` calls in all, with jittered exponential backoff;
 - each thread keeps one keep-alive connection (the store calls from worker threads);
@@ -26,8 +27,6 @@ from __future__ import annotations
 import base64
 import contextlib
 import datetime
-import hashlib
-import hmac
 import http.client
 import json
 import os
@@ -42,12 +41,10 @@ from a2akit.aws import MAX_ATTEMPTS
 from a2akit.ids import new_id
 from a2akit.store._credentials import CredentialSource, credential_source
 from a2akit.store._errors import ConnectionFailure, DynamoDBError
+from a2akit.store._sigv4 import Signer
 
 __all__ = ["Client", "default_endpoint", "env_client"]
 
-_TARGET = "DynamoDB_20120810."
-_CONTENT_TYPE = "application/x-amz-json-1.0"
-_SERVICE = "dynamodb"
 # botocore's standard retry mode: what is retried.
 _RETRY_CODES = frozenset({
     "Throttling", "ThrottlingException", "ThrottledException", "RequestThrottledException",
@@ -85,9 +82,8 @@ class Client:
         self._https = url.scheme == "https"
         self._host = url.hostname
         self._port = url.port
-        self._host_header = url.netloc
-        self._region = region
         self._credentials = credentials
+        self._signer = Signer(url.netloc, region, credentials)
         self._max_attempts = max_attempts
         self._connect_timeout = connect_timeout
         self._read_timeout = read_timeout
@@ -95,7 +91,6 @@ class Client:
         self._generation = 0  # bumped by close(): every thread reconnects
         self._open: set[http.client.HTTPConnection] = set()  # every thread's, for close()
         self._open_lock = threading.Lock()
-        self._keys: tuple[str, str, bytes] | None = None  # (secret, date, signing key)
 
     # --- the operations the store uses ------------------------------------------------------
 
@@ -218,47 +213,9 @@ class Client:
         with self._open_lock:
             self._open.discard(connection)
 
-    # --- SigV4 --------------------------------------------------------------------------------
-
     def _signed_headers(self, operation: str, body: bytes,
                         now: datetime.datetime | None = None) -> dict[str, str]:
-        credentials = self._credentials.get()
-        now = now or datetime.datetime.now(datetime.UTC)
-        amz_date = now.strftime("%Y%m%dT%H%M%SZ")
-        date = amz_date[:8]
-        headers = {
-            "content-type": _CONTENT_TYPE,
-            "host": self._host_header,
-            "x-amz-date": amz_date,
-            "x-amz-target": _TARGET + operation,
-        }
-        if credentials.token:
-            headers["x-amz-security-token"] = credentials.token
-        signed = ";".join(sorted(headers))
-        canonical = "\n".join((
-            "POST", "/", "",
-            "".join(f"{name}:{headers[name]}\n" for name in sorted(headers)),
-            signed, hashlib.sha256(body).hexdigest(),
-        ))
-        scope = f"{date}/{self._region}/{_SERVICE}/aws4_request"
-        to_sign = "\n".join(("AWS4-HMAC-SHA256", amz_date, scope,
-                             hashlib.sha256(canonical.encode()).hexdigest()))
-        signature = hmac.new(self._signing_key(credentials.secret_key, date), to_sign.encode(),
-                             hashlib.sha256).hexdigest()
-        headers["authorization"] = (
-            f"AWS4-HMAC-SHA256 Credential={credentials.access_key}/{scope}, "
-            f"SignedHeaders={signed}, Signature={signature}")
-        return headers
-
-    def _signing_key(self, secret: str, date: str) -> bytes:
-        keys = self._keys
-        if keys is not None and keys[0] == secret and keys[1] == date:
-            return keys[2]
-        key = ("AWS4" + secret).encode()
-        for part in (date, self._region, _SERVICE, "aws4_request"):
-            key = hmac.new(key, part.encode(), hashlib.sha256).digest()
-        self._keys = (secret, date, key)
-        return key
+        return self._signer.headers(operation, body, now)
 
 
 def _blob(value: object) -> str:

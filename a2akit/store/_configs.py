@@ -9,24 +9,24 @@ from a2akit.errors import UnavailableError
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.service_params import SUPPORTED_VERSION
 from a2akit.store import table
-from a2akit.store._writes import check
+from a2akit.store._writes import check, transact
 from a2akit.store.base import PushTarget, Scope, VersionConflictError
 from a2akit.store.table import Item
 
 if TYPE_CHECKING:
-    from a2akit.store.dynamodb import DynamoDBStore
+    from a2akit.store._gateway import Gateway
 
 __all__ = ["config_item", "delete_config", "get_config", "list_targets", "put_config"]
 
 
-async def put_config(store: DynamoDBStore, scope: Scope,
+async def put_config(gateway: Gateway, scope: Scope,
                      target: PushTarget) -> None:
     config = target.config
     pk = table.task_pk(scope, config.task_id)
     for _attempt in range(3):
-        response = await store._call(
-            store._client.get_item,
-            TableName=store.table_name,
+        response = await gateway.call(
+            gateway.client.get_item,
+            TableName=gateway.name,
             Key=table.key(pk, table.SNAPSHOT_SK),
             ConsistentRead=True,
             ProjectionExpression="pk, expires_at",
@@ -36,16 +36,16 @@ async def put_config(store: DynamoDBStore, scope: Scope,
             return  # like the embedded store: no task, nothing stored
         item = config_item(pk, target, snapshot)
         if table.TTL_ATTRIBUTE in item:
-            await store._call(store._client.put_item, TableName=store.table_name, Item=item)
+            await gateway.call(gateway.client.put_item, TableName=gateway.name, Item=item)
             return
         # A running task: the config is written only if the task is still running, or
         # a terminal write landing meanwhile (whose expiry step may have run already)
         # would leave it without an expiry.
-        still_running = check(store._put(
+        still_running = check(gateway.put(
             {**table.key(pk, table.SNAPSHOT_SK)},
             f"attribute_exists(pk) AND attribute_not_exists({table.TTL_ATTRIBUTE})"))
         try:
-            await store._transact([still_running, store._put(item)], config.task_id)
+            await transact(gateway, [still_running, gateway.put(item)], config.task_id)
             return
         except VersionConflictError:
             continue  # it finished (or went) meanwhile: read it again
@@ -67,11 +67,11 @@ def config_item(pk: str, target: PushTarget, snapshot: Item) -> Item:
     return item
 
 async def get_config(
-    store: DynamoDBStore, scope: Scope, task_id: str, config_id: str
+    gateway: Gateway, scope: Scope, task_id: str, config_id: str
 ) -> pb.TaskPushNotificationConfig | None:
-    response = await store._call(
-        store._client.get_item,
-        TableName=store.table_name,
+    response = await gateway.call(
+        gateway.client.get_item,
+        TableName=gateway.name,
         Key=table.key(table.task_pk(scope, task_id), table.push_sk(config_id)),
         ConsistentRead=True,
     )
@@ -87,9 +87,9 @@ def _target(item: Item) -> PushTarget:
     return PushTarget(pb.TaskPushNotificationConfig.FromString(item["config"]["B"]), version)
 
 
-async def list_targets(store: DynamoDBStore, scope: Scope, task_id: str) -> list[PushTarget]:
+async def list_targets(gateway: Gateway, scope: Scope, task_id: str) -> list[PushTarget]:
     kwargs: dict[str, Any] = {
-        "TableName": store.table_name,
+        "TableName": gateway.name,
         "KeyConditionExpression": "pk = :pk AND begins_with(sk, :p)",
         "ExpressionAttributeValues": {
             ":pk": {"S": table.task_pk(scope, task_id)},
@@ -99,15 +99,15 @@ async def list_targets(store: DynamoDBStore, scope: Scope, task_id: str) -> list
     }
     targets: list[PushTarget] = []
     while True:
-        page = await store._call(store._client.query, **kwargs)
+        page = await gateway.call(gateway.client.query, **kwargs)
         targets.extend(_target(item) for item in page.get("Items", []))
         if "LastEvaluatedKey" not in page:
             return targets
         kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
-async def delete_config(store: DynamoDBStore, scope: Scope, task_id: str, config_id: str) -> None:
-    await store._call(
-        store._client.delete_item,
-        TableName=store.table_name,
+async def delete_config(gateway: Gateway, scope: Scope, task_id: str, config_id: str) -> None:
+    await gateway.call(
+        gateway.client.delete_item,
+        TableName=gateway.name,
         Key=table.key(table.task_pk(scope, task_id), table.push_sk(config_id)),
     )

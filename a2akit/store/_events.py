@@ -12,15 +12,15 @@ from a2akit.store.base import Scope, StoredEvent
 from a2akit.store.table import Item
 
 if TYPE_CHECKING:
-    from a2akit.store.dynamodb import DynamoDBStore
+    from a2akit.store._gateway import Gateway
 
 __all__ = ["event", "events_after", "last_seq"]
 
 
-async def events_after(store: DynamoDBStore, scope: Scope, task_id: str,
+async def events_after(gateway: Gateway, scope: Scope, task_id: str,
                        seq: int) -> list[StoredEvent]:
     kwargs: dict[str, Any] = {
-        "TableName": store.table_name,
+        "TableName": gateway.name,
         "KeyConditionExpression": "pk = :pk AND sk BETWEEN :lo AND :hi",
         "ExpressionAttributeValues": {
             ":pk": {"S": table.task_pk(scope, task_id)},
@@ -31,9 +31,9 @@ async def events_after(store: DynamoDBStore, scope: Scope, task_id: str,
     }
     events: list[StoredEvent] = []
     while True:
-        page = await store._call(store._client.query, **kwargs)
+        page = await gateway.call(gateway.client.query, **kwargs)
         items = page.get("Items", [])
-        await _join(store, items)
+        await _join(gateway, items)
         events.extend(
             StoredEvent(int(item["seq"]["N"]), pb.StreamResponse.FromString(item["event"]["B"]))
             for item in items
@@ -43,32 +43,32 @@ async def events_after(store: DynamoDBStore, scope: Scope, task_id: str,
         kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
 
-async def event(store: DynamoDBStore, scope: Scope, task_id: str,
+async def event(gateway: Gateway, scope: Scope, task_id: str,
                 seq: int) -> pb.StreamResponse | None:
-    response = await store._call(
-        store._client.get_item, TableName=store.table_name,
+    response = await gateway.call(
+        gateway.client.get_item, TableName=gateway.name,
         Key=table.key(table.task_pk(scope, task_id), table.event_sk(seq)),
         ConsistentRead=True)
     item = response.get("Item")
     if item is None:
         return None
-    await _join(store, [item])
+    await _join(gateway, [item])
     return pb.StreamResponse.FromString(item["event"]["B"])
 
 
-async def _join(store: DynamoDBStore, items: list[Item]) -> None:
+async def _join(gateway: Gateway, items: list[Item]) -> None:
     """Join the parts of the large events among `items`, which live as long as they do: by
     Query, one event at a time (rare: an event over 400 KB), as every role may."""
     for item in items:
-        if not await _parts.join_by_query(store._call, store._client, store.table_name, item,
+        if not await _parts.join_by_query(gateway.call, gateway.client, gateway.name, item,
                                           "event"):
             raise InternalError("a stored event is missing a part")
 
 
-async def last_seq(store: DynamoDBStore, pk: str, floor: int) -> int:
+async def last_seq(gateway: Gateway, pk: str, floor: int) -> int:
     """The highest event sequence number written under `pk` (at least `floor`)."""
-    page = await store._call(
-        store._client.query, TableName=store.table_name,
+    page = await gateway.call(
+        gateway.client.query, TableName=gateway.name,
         KeyConditionExpression="pk = :pk AND sk BETWEEN :lo AND :hi",
         ExpressionAttributeValues={":pk": {"S": pk}, ":lo": {"S": table.event_sk(0)},
                                    ":hi": {"S": table.LAST_EVENT_SK}},

@@ -23,13 +23,15 @@ import asyncio
 import contextlib
 import logging
 import time
-from typing import Any
+from typing import TYPE_CHECKING
 
 from a2akit.errors import A2AError
 from a2akit.store import table
 from a2akit.store._errors import Cancellation
-from a2akit.store._listing import Call
 from a2akit.store.table import Item
+
+if TYPE_CHECKING:
+    from a2akit.store._gateway import Gateway
 
 __all__ = ["expire_finished", "expire_task", "marker"]
 
@@ -52,13 +54,12 @@ def _gone(cancellation: Cancellation) -> Exception | None:
     return _Gone() if cancellation.failed(0) else None
 
 
-async def expire_task(call: Call, client: Any, table_name: str, task_key: str,
-                      expires: Item) -> bool:
+async def expire_task(gateway: Gateway, task_key: str, expires: Item) -> bool:
     """Give every item of the task without an expiry `expires`, then drop its marker.
     Returns False (and logs) when a call failed: the marker stays for `expire_finished`."""
     try:
         kwargs: Item = {
-            "TableName": table_name,
+            "TableName": gateway.name,
             "KeyConditionExpression": "pk = :pk",
             "FilterExpression": "attribute_not_exists(#e)",
             "ProjectionExpression": "pk, sk",
@@ -67,16 +68,16 @@ async def expire_task(call: Call, client: Any, table_name: str, task_key: str,
             "ConsistentRead": True,
         }
         while True:
-            page = await call(client.query, **kwargs)
+            page = await gateway.call(gateway.client.query, **kwargs)
             items = page.get("Items", [])
             for start in range(0, len(items), _CONCURRENT):
-                await asyncio.gather(*(_expire(call, client, table_name, item, expires)
+                await asyncio.gather(*(_expire(gateway, item, expires)
                                        for item in items[start:start + _CONCURRENT]))
             if "LastEvaluatedKey" not in page:
                 break
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
-        await call(client.delete_item, TableName=table_name,
-                   Key=table.key(table.expiry_pk(task_key), task_key))
+        await gateway.call(gateway.client.delete_item, TableName=gateway.name,
+                           Key=table.key(table.expiry_pk(task_key), task_key))
     except A2AError:
         log.warning("could not set the expiry of the items of %s; the sweeper retries",
                     task_key, exc_info=True)
@@ -84,45 +85,46 @@ async def expire_task(call: Call, client: Any, table_name: str, task_key: str,
     return True
 
 
-async def _expire(call: Call, client: Any, table_name: str, item: Item, expires: Item) -> None:
+async def _expire(gateway: Gateway, item: Item, expires: Item) -> None:
     with contextlib.suppress(_Gone):  # deleted since the read: nothing to expire
-        await call(client.update_item, _gone, TableName=table_name,
-                   Key=table.key(item[table.PK]["S"], item[table.SK]["S"]),
-                   UpdateExpression="SET #e = :e",
-                   ConditionExpression="attribute_exists(sk)",
-                   ExpressionAttributeNames={"#e": table.TTL_ATTRIBUTE},
-                   ExpressionAttributeValues={":e": expires})
+        await gateway.call(gateway.client.update_item, _gone, TableName=gateway.name,
+                           Key=table.key(item[table.PK]["S"], item[table.SK]["S"]),
+                           UpdateExpression="SET #e = :e",
+                           ConditionExpression="attribute_exists(sk)",
+                           ExpressionAttributeNames={"#e": table.TTL_ATTRIBUTE},
+                           ExpressionAttributeValues={":e": expires})
 
 
-async def expire_finished(call: Call, client: Any, table_name: str, limit: int) -> int:
+async def expire_finished(gateway: Gateway, limit: int) -> int:
     """Redo the expiry step of up to `limit` finished tasks that still have a marker, and
     retire up to `limit` tasks whose expiry passed; returns how many of each it did."""
-    return (await _redo_expiries(call, client, table_name, limit)
-            + await _retire_expired(call, client, table_name, limit))
+    return (await _redo_expiries(gateway, limit)
+            + await _retire_expired(gateway, limit))
 
 
-async def _retire_expired(call: Call, client: Any, table_name: str, limit: int) -> int:
+async def _retire_expired(gateway: Gateway, limit: int) -> int:
     """Take tasks whose expiry passed out of their scope's counts: the marker deleted and
     the counts lowered in one transaction, so each task is retired once."""
     now = f"{int(time.time()):012d}"
-    pages = await asyncio.gather(*(call(
-        client.query, TableName=table_name, KeyConditionExpression="pk = :pk AND sk < :now",
+    pages = await asyncio.gather(*(gateway.call(
+        gateway.client.query, TableName=gateway.name,
+        KeyConditionExpression="pk = :pk AND sk < :now",
         ExpressionAttributeValues={":pk": {"S": f"{table.RETIRE_PREFIX}{shard}"},
                                    ":now": {"S": now}},
         Limit=limit) for shard in range(table.EXPIRY_SHARDS)))
     items = [item for page in pages for item in page.get("Items", [])][:limit]
-    return sum([await _retire(call, client, table_name, item) for item in items])
+    return sum([await _retire(gateway, item) for item in items])
 
 
-async def _retire(call: Call, client: Any, table_name: str, item: Item) -> bool:
+async def _retire(gateway: Gateway, item: Item) -> bool:
     scope, task_id = table.parse_task_pk(item[table.SK]["S"].split("#", 1)[1])
     count = table.key(table.count_pk(scope, table.list_shard(task_id)), table.COUNT_SK)
     try:
-        await call(client.transact_write_items, _gone, TransactItems=[
-            {"Delete": {"TableName": table_name,
+        await gateway.call(gateway.client.transact_write_items, _gone, TransactItems=[
+            {"Delete": {"TableName": gateway.name,
                         "Key": table.key(item[table.PK]["S"], item[table.SK]["S"]),
                         "ConditionExpression": "attribute_exists(pk)"}},
-            {"Update": {"TableName": table_name, "Key": count,
+            {"Update": {"TableName": gateway.name, "Key": count,
                         "UpdateExpression": "ADD #n :less, #s :less",
                         "ExpressionAttributeNames": {
                             "#n": table.COUNT_ALL,
@@ -137,14 +139,14 @@ async def _retire(call: Call, client: Any, table_name: str, item: Item) -> bool:
     return True
 
 
-async def _redo_expiries(call: Call, client: Any, table_name: str, limit: int) -> int:
+async def _redo_expiries(gateway: Gateway, limit: int) -> int:
     done = 0
-    pages = await asyncio.gather(*(call(
-        client.query, TableName=table_name, KeyConditionExpression="pk = :pk",
+    pages = await asyncio.gather(*(gateway.call(
+        gateway.client.query, TableName=gateway.name, KeyConditionExpression="pk = :pk",
         ExpressionAttributeValues={":pk": {"S": f"{table.EXPIRY_PREFIX}{shard}"}},
         Limit=limit) for shard in range(table.EXPIRY_SHARDS)))
     for item in [item for page in pages for item in page.get("Items", [])][:limit]:
-        if await expire_task(call, client, table_name, item[table.SK]["S"],
+        if await expire_task(gateway, item[table.SK]["S"],
                              item[table.TTL_ATTRIBUTE]):
             done += 1
     return done

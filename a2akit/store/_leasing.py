@@ -14,13 +14,13 @@ from a2akit.store.base import Lease, LeaseLostError, Scope, StoredTask
 from a2akit.store.table import Item
 
 if TYPE_CHECKING:
-    from a2akit.store.dynamodb import DynamoDBStore
+    from a2akit.store._gateway import Gateway
 
 __all__ = ["expired_leases", "request_cancel", "swap_lease"]
 
 
 async def swap_lease(
-    store: DynamoDBStore, scope: Scope, task_id: str, expected_owner: str, lease: Lease
+    gateway: Gateway, scope: Scope, task_id: str, expected_owner: str, lease: Lease
 ) -> StoredTask:
     pk = table.task_pk(scope, task_id)
     attributes = table.lease_attributes(pk, lease)
@@ -35,10 +35,10 @@ async def swap_lease(
     try:
         # One UpdateItem: conditional on the owner, the version untouched, the task
         # returned, so a renewal is also the runner's cancel watch.
-        response = await store._call(
-            store._client.update_item,
+        response = await gateway.call(
+            gateway.client.update_item,
             interpret,
-            TableName=store.table_name,
+            TableName=gateway.name,
             Key=table.key(pk, table.SNAPSHOT_SK),
             UpdateExpression="SET #o = :o, #u = :u, #s = :s",
             ConditionExpression="#o = :expected",
@@ -53,20 +53,20 @@ async def swap_lease(
         )
     except LeaseLostError:
         old = lost[0] if lost else None
-        current = await store._whole(pk, old) if old else await store.get(scope, task_id)
+        current = await gateway.whole(pk, old) if old else await gateway.read(pk)
         raise LeaseLostError(task_id, current) from None
-    stored = await store._whole(pk, response["Attributes"])
+    stored = await gateway.whole(pk, response["Attributes"])
     if stored is None:  # a large task that went while its parts were read
         raise LeaseLostError(task_id, None)
     return stored
 
 
-async def expired_leases(store: DynamoDBStore, now_ms: int,
+async def expired_leases(gateway: Gateway, now_ms: int,
                          limit: int) -> list[tuple[Scope, str]]:
     found: list[tuple[int, str]] = []
     for shard in range(table.LEASE_SHARDS):
         kwargs: dict[str, Any] = {
-            "TableName": store.table_name,
+            "TableName": gateway.name,
             "IndexName": table.LEASE_INDEX,
             "KeyConditionExpression": "#s = :s AND #u < :now",
             "ExpressionAttributeNames": {"#s": table.LEASE_SHARD, "#u": table.LEASE_UNTIL},
@@ -74,7 +74,7 @@ async def expired_leases(store: DynamoDBStore, now_ms: int,
                                           ":now": {"N": str(now_ms)}},
             "Limit": limit,
         }
-        page = await store._call(store._client.query, **kwargs)
+        page = await gateway.call(gateway.client.query, **kwargs)
         found.extend((int(item[table.LEASE_UNTIL]["N"]), item[table.PK]["S"])
                      for item in page.get("Items", []))
     found.sort()
@@ -85,16 +85,16 @@ class _Ended(Exception):
     """The task to mark is gone or has ended."""
 
 
-async def request_cancel(store: DynamoDBStore, scope: Scope, task_id: str) -> StoredTask | None:
+async def request_cancel(gateway: Gateway, scope: Scope, task_id: str) -> StoredTask | None:
     pk = table.task_pk(scope, task_id)
     ended = {f":t{state}": {"N": str(state)} for state in sorted(TERMINAL)}
     try:
         # One UpdateItem on an unfinished snapshot, its version untouched: from now on the
         # versioned writes that would leave the task unfinished fail their condition.
-        response = await store._call(
-            store._client.update_item,
+        response = await gateway.call(
+            gateway.client.update_item,
             lambda cancellation: _Ended() if cancellation.failed(0) else None,
-            TableName=store.table_name,
+            TableName=gateway.name,
             Key=table.key(pk, table.SNAPSHOT_SK),
             UpdateExpression="SET #c = :now",
             ConditionExpression=f"attribute_exists(pk) AND NOT #st IN ({', '.join(ended)})",
@@ -103,5 +103,5 @@ async def request_cancel(store: DynamoDBStore, scope: Scope, task_id: str) -> St
             ReturnValues="ALL_NEW",
         )
     except _Ended:
-        return await store.get(scope, task_id)  # gone, or already ended
-    return await store._whole(pk, response["Attributes"])
+        return await gateway.read(pk)  # gone, or already ended
+    return await gateway.whole(pk, response["Attributes"])

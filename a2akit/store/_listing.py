@@ -30,16 +30,18 @@ import collections
 import dataclasses
 import math
 from collections.abc import Collection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from a2akit.errors import UnavailableError
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.store import _parts, cursor, table
-from a2akit.store._parts import Call
 from a2akit.store.base import Lease, Scope, TaskPage, TaskQuery
 from a2akit.store.table import Item
 
-__all__ = ["Call", "list_tasks"]
+if TYPE_CHECKING:
+    from a2akit.store._gateway import Gateway
+
+__all__ = ["count_states", "list_tasks"]
 
 _MAX_LIMIT = 1000  # rows per query at most; a query reads 1 MB at most anyway
 _REREADS = 5  # a listed snapshot replaced while its parts were read: read again so often
@@ -63,11 +65,8 @@ class _Range:
 
 
 class _Listing:
-    def __init__(self, call: Call, client: Any, table_name: str, scope: Scope,
-                 query: TaskQuery) -> None:
-        self._call = call
-        self._client = client
-        self._table = table_name
+    def __init__(self, gateway: Gateway, scope: Scope, query: TaskQuery) -> None:
+        self._gateway = gateway
         self._query = query
         self._scope = scope
         self._after = cursor.decode(query.page_token) if query.page_token else None
@@ -91,7 +90,7 @@ class _Listing:
 
     def _kwargs(self, range_: _Range, sort_condition: str, values: dict[str, Any]) -> Item:
         kwargs: Item = {
-            "TableName": self._table,
+            "TableName": self._gateway.name,
             "IndexName": range_.index,
             "KeyConditionExpression": f"{range_.partition} = :p{sort_condition}",
             "ExpressionAttributeValues": {":p": {"S": range_.value}, **values},
@@ -134,7 +133,7 @@ class _Listing:
             kwargs["Limit"] = min(_MAX_LIMIT, first_limit << min(range_.reads, 10))
             if range_.start is not None:
                 kwargs["ExclusiveStartKey"] = range_.start
-            page = await self._call(self._client.query, **kwargs)
+            page = await self._gateway.call(self._gateway.client.query, **kwargs)
             range_.reads += 1
             for item in page.get("Items", []):
                 if self._high is not None and item[table.LIST_INDEX_SK]["S"] == self._high:
@@ -148,7 +147,7 @@ class _Listing:
         kwargs = {**kwargs, "Select": "COUNT"}
         total = 0
         while True:
-            page = await self._call(self._client.query, **kwargs)
+            page = await self._gateway.call(self._gateway.client.query, **kwargs)
             total += int(page.get("Count", 0))
             if "LastEvaluatedKey" not in page:
                 return total
@@ -196,11 +195,12 @@ class _Listing:
         if self._query.context_id or self._low is not None:
             return sum(await asyncio.gather(*(self._range_total(r) for r in self._ranges)))
         name = table.count_of(self._query.state) if self._query.state else table.COUNT_ALL
-        return await _counted(self._call, self._client, self._table, self._scope, [name])
+        return await _counted(self._gateway, self._scope, [name])
 
     async def _batch_get(self, keys: list[Item], extra: Item) -> list[Item]:
         """The items of `keys` (eventually consistent), unprocessed keys read again."""
-        return await _parts.batch_get(self._call, self._client, self._table, keys, extra)
+        return await _parts.batch_get(self._gateway.call, self._gateway.client, self._gateway.name,
+                                      keys, extra)
 
     async def _tasks(self, rows: list[Item]) -> tuple[list[pb.Task], dict[str, Lease]]:
         """The page's snapshots, in the page's order, and the leases of those that hold one.
@@ -235,7 +235,8 @@ class _Listing:
         """The snapshots with their parts joined (only large ones have any). One replaced
         while it was read (its parts deleted) is read again, strongly consistent; one gone
         meanwhile (TTL) is left out."""
-        gone = await _parts.join(self._call, self._client, self._table, items, "task")
+        gone = await _parts.join(self._gateway.call, self._gateway.client, self._gateway.name,
+                                 items, "task")
         for _attempt in range(_REREADS):
             if not gone:
                 return items
@@ -245,19 +246,20 @@ class _Listing:
                 [table.key(item[table.PK]["S"], table.SNAPSHOT_SK) for item in gone],
                 {"ConsistentRead": True})
             items += again
-            gone = await _parts.join(self._call, self._client, self._table, again, "task")
+            gone = await _parts.join(self._gateway.call, self._gateway.client, self._gateway.name,
+                                     again, "task")
         raise UnavailableError("a large task kept changing while it was listed")
 
 
-async def count_states(call: Call, client: Any, table_name: str, scope: Scope,
+async def count_states(gateway: Gateway, scope: Scope,
                        states: Collection[int]) -> int:
     """How many of the scope's tasks are in one of `states`: one BatchGetItem of the
     scope's count items, whatever the number of tasks."""
-    return await _counted(call, client, table_name, scope,
+    return await _counted(gateway, scope,
                           [table.count_of(state) for state in states])
 
 
-async def _counted(call: Call, client: Any, table_name: str, scope: Scope,
+async def _counted(gateway: Gateway, scope: Scope,
                    names: list[str]) -> int:
     """The sum of the count attributes `names` over the scope's count items (one per list
     shard, kept by every snapshot write)."""
@@ -266,12 +268,12 @@ async def _counted(call: Call, client: Any, table_name: str, scope: Scope,
     aliases = {f"#c{i}": name for i, name in enumerate(names)}
     keys = [table.key(table.count_pk(scope, shard), table.COUNT_SK)
             for shard in range(table.LIST_SHARDS)]
-    found = await _parts.batch_get(call, client, table_name, keys, {
+    found = await _parts.batch_get(gateway.call, gateway.client, gateway.name, keys, {
         "ProjectionExpression": ", ".join(aliases), "ExpressionAttributeNames": aliases})
     return sum(int(item.get(name, {"N": "0"})["N"]) for item in found for name in names)
 
 
-async def list_tasks(call: Call, client: Any, table_name: str, scope: Scope,
+async def list_tasks(gateway: Gateway, scope: Scope,
                      query: TaskQuery) -> TaskPage:
     """One ListTasks page and its totalSize. Raises InvalidParamsError for a foreign token."""
-    return await _Listing(call, client, table_name, scope, query).page()
+    return await _Listing(gateway, scope, query).page()

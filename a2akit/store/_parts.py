@@ -5,14 +5,14 @@ The item keeps its key, its other attributes and the first part of its bytes (as
 fits), plus ``parts`` (how many) and ``part_token`` (random, new for every split); part
 ``i`` (1..parts-1) is the item ``PART#<token>#<i, 6 digits>`` holding ``part``. A write puts
 the parts in the same transaction as the item or in earlier ones (they precede it in the
-write's order, `table.transactions`), so whoever can read the item can read its parts. A new
+write's order, `_plan.transactions`), so whoever can read the item can read its parts. A new
 token per split means parts are never overwritten: a snapshot's parts stay valid until the
 write after it commits and deletes them (`delete`); a reader that finds them gone read a
 snapshot that was replaced meanwhile, and reads it again (`join`). Event parts live as long
 as their event.
 
 Items that fit are stored as before: reading them costs no more than before. Since parts are
-never overwritten, the whole bytes of a token never change: the store keeps those of the
+never overwritten, the whole bytes of a token never change: the gateway keeps those of the
 large snapshots it wrote or read (`Cache`), so a runner that reads its own task again (its
 cancel watch, its lease renewals) reads the item only, not its parts.
 """
@@ -36,7 +36,9 @@ __all__ = ["Cache", "Call", "Ref", "batch_get", "delete", "join", "join_by_query
 
 log = logging.getLogger("a2akit.store.dynamodb")
 
-# The store's `_call`: runs one client method in a worker thread, its errors translated.
+# `_gateway.Gateway.call`: one client method in a worker thread, its errors translated. This
+# module sits below the gateway (whose reads join parts), so it takes the call, the client
+# and the table name rather than the gateway.
 Call = Callable[..., Awaitable[Any]]
 
 PART = "part"  # B: the bytes of one part

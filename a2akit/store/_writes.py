@@ -1,12 +1,14 @@
-"""The items of a task write, and what a cancelled transaction of one means.
+"""A task's writes on DynamoDB: their items, how one is written in one or several
+transactions, and what a cancelled transaction of one means.
 
 Besides the snapshot and its events a write keeps the scope's counts (`bookkeeping`: the
 count item of the task's shard when its state changes; when it finishes, its retirement and
 the marker of its older items' expiry, `a2akit.store._expiry`).
 
 A write is the snapshot, its new events, maybe a message claim and push configs. When they
-fit one transaction (100 items, 4 MB) they are one `TransactWriteItems`. Otherwise they are
-written in several, in order, under a *reservation* (docs/store.md, "Writes of any size"):
+fit one transaction (100 items, 4 MB: `_plan.fits`) they are one `TransactWriteItems`.
+Otherwise an update (`update`) is written in several (`_plan.transactions`), in order, under a
+*reservation* (docs/store.md, "Writes of any size"):
 
 1. the first transaction sets ``writer`` (a random token) and ``writer_until`` on the
    snapshot, conditional on what the writer read (version, last_seq, no reservation): a
@@ -16,30 +18,48 @@ written in several, in order, under a *reservation* (docs/store.md, "Writes of a
 3. the last one puts the snapshot, conditional on the version and the token, with the last
    events. The Put replaces the item, so the reservation goes with it.
 
+A create in several (`create`) needs no reservation: its first transaction checks that the
+task and the claim do not exist yet and that the quota has room; its last one writes them.
+
 Every event is put with ``attribute_not_exists(sk)``: the log is append-only, an event is
 never overwritten. Other writers' snapshot conditions include ``attribute_not_exists(writer)``:
-while a reservation lives they wait for it (bounded by ``writer_until``), then re-read. A
-reservation left by a writer that died is broken after ``writer_until`` by the next writer,
-which keeps the events already written (readers and push deliveries may have seen them) and
-writes its own after them.
+while a reservation lives they wait for it (`Reserved`, `outwait`: bounded by
+``writer_until``), then re-read. A reservation left by a writer that died is broken after
+``writer_until`` by the next writer (`Condition.breaking`, `DynamoDBStore.update`), which
+keeps the events already written (readers and push deliveries may have seen them) and writes
+its own after them.
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import os
 from collections.abc import Sequence
+from typing import Any
 
+from a2akit.clock import epoch_ms
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.states import is_terminal
-from a2akit.store import table
+from a2akit.store import _parts, cursor, table
 from a2akit.store._errors import Cancellation, Interpret
 from a2akit.store._expiry import marker
+from a2akit.store._gateway import Contended, Gateway
 from a2akit.store._parts import Ref, ref
-from a2akit.store.base import DuplicateMessageError, Scope, VersionConflictError, quota_refused
+from a2akit.store._plan import fits, transactions
+from a2akit.store.base import (
+    DuplicateMessageError,
+    Lease,
+    Scope,
+    VersionConflictError,
+    quota_refused,
+)
 from a2akit.store.table import Item
+from a2akit.trace import current_traceparent
 
-__all__ = ["Condition", "Contended", "Reserved", "StaleSeq", "bookkeeping", "check", "interpret",
-           "quota_check", "quota_take", "role"]
+__all__ = ["Condition", "Contended", "Reserved", "StaleSeq", "bookkeeping", "check", "claim",
+           "create", "interpret", "items", "outwait", "quota_check", "quota_take", "role",
+           "transact", "update"]
 
 
 class StaleSeq(Exception):
@@ -65,10 +85,6 @@ class Reserved(Exception):
         self.state = state
         self.parts = parts  # those of the snapshot it holds
         self.counted = counted  # the snapshot it holds is in its owner's quota count
-
-
-class Contended(Exception):
-    """Another transaction held a shared item (a scope's count) at the same moment."""
 
 
 def role(write: Item) -> str:
@@ -172,12 +188,12 @@ def check(put: Item) -> Item:
                                                            item[table.SK]["S"])}}
 
 
-def quota_take(table_name: str, scope: Scope, limit: int) -> Item:
+def quota_take(gateway: Gateway, scope: Scope, limit: int) -> Item:
     """The entry of a create that counts its task against the owner's quota: one more,
     only while the owner has fewer than `limit` (a conditional write, so a burst of creates
     never gets past it; its failure is `quota_refused`)."""
     return {"Update": {
-        "TableName": table_name,
+        "TableName": gateway.name,
         "Key": table.quota_key(scope.owner),
         "UpdateExpression": "ADD #a :one",
         "ConditionExpression": "attribute_not_exists(#a) OR #a < :limit",
@@ -196,7 +212,7 @@ def quota_check(take: Item) -> Item:
         "ExpressionAttributeValues": {":limit": update["ExpressionAttributeValues"][":limit"]}}}
 
 
-def bookkeeping(table_name: str, scope: Scope, task: pb.Task, snapshot: Item,
+def bookkeeping(gateway: Gateway, scope: Scope, task: pb.Task, snapshot: Item,
                 old_state: int | None, *, counted: bool = False) -> list[Item]:
     """What a snapshot write keeps besides: the scope's counts when the state changes
     (`old_state` None: a new task); when the task finishes, its retirement, for an update
@@ -206,7 +222,7 @@ def bookkeeping(table_name: str, scope: Scope, task: pb.Task, snapshot: Item,
     entries: list[Item] = []
     if counted and is_terminal(state):
         entries.append({"Update": {
-            "TableName": table_name, "Key": table.quota_key(scope.owner),
+            "TableName": gateway.name, "Key": table.quota_key(scope.owner),
             "UpdateExpression": "ADD #a :less", "ExpressionAttributeNames": {
                 "#a": table.QUOTA_ACTIVE}, "ExpressionAttributeValues": {":less": {"N": "-1"}}}})
     pk = table.task_pk(scope, task.id)
@@ -222,7 +238,7 @@ def bookkeeping(table_name: str, scope: Scope, task: pb.Task, snapshot: Item,
             adds.append("#o :less")
             values[":less"] = {"N": "-1"}
         entries.append({"Update": {
-            "TableName": table_name,
+            "TableName": gateway.name,
             "Key": table.key(table.count_pk(scope, table.list_shard(task.id)),
                              table.COUNT_SK),
             "UpdateExpression": "ADD " + ", ".join(adds),
@@ -230,7 +246,156 @@ def bookkeeping(table_name: str, scope: Scope, task: pb.Task, snapshot: Item,
     if is_terminal(state) and (old_state is None or not is_terminal(old_state)):
         expires = snapshot[table.TTL_ATTRIBUTE]
         retire = {**table.retire_key(pk, int(expires["N"])), "state": {"N": str(state)}}
-        entries.append({"Put": {"TableName": table_name, "Item": retire}})
+        entries.append(gateway.put(retire))
         if old_state is not None:
-            entries.append({"Put": {"TableName": table_name, "Item": marker(pk, expires)}})
+            entries.append(gateway.put(marker(pk, expires)))
     return entries
+
+
+def items(gateway: Gateway, scope: Scope, task: pb.Task, data: bytes,
+          raw_events: Sequence[bytes], *, version: int, first_seq: int, expires: int | None,
+          lease: Lease | None = None, counted: bool = False) -> tuple[Item, list[Item]]:
+    """The snapshot item of `task` (`data` serialized), and the puts of its events
+    (`raw_events`, each only where none is yet). `expires`: the expiry of a terminal task.
+    `counted`: the task is in its owner's quota count, which the snapshot says while the
+    task is unfinished."""
+    pk = table.task_pk(scope, task.id)
+    position = cursor.position(task)
+    last_seq = first_seq + len(raw_events) - 1
+    snapshot: Item = {
+        table.PK: {"S": pk},
+        table.SK: {"S": table.SNAPSHOT_SK},
+        table.LIST_INDEX_PK: {"S": table.list_pk(scope, table.list_shard(task.id))},
+        table.LIST_INDEX_SK: {"S": table.list_sk(position)},
+        "task": {"B": data},
+        "version": {"N": str(version)},
+        "last_seq": {"N": str(last_seq)},
+        "status_ms": {"N": str(position.status_ms)},
+        "state": {"N": str(int(task.status.state))},
+        "context_id": {"S": task.context_id},
+    }
+    if task.context_id:
+        snapshot[table.CONTEXT_INDEX_PK] = {"S": table.context_pk(scope, task.context_id)}
+    if expires is not None:
+        snapshot[table.TTL_ATTRIBUTE] = {"N": str(expires)}
+    elif counted:
+        snapshot[table.COUNTED] = {"N": "1"}
+    if expires is None and lease is not None:
+        # Only a leased task enters the (sparse) lease index; a terminal one never does.
+        snapshot.update(table.lease_attributes(pk, lease))
+    # A large snapshot's parts close the events: they land with it or before it.
+    snapshot_parts = _parts.split(snapshot, "task")
+    if snapshot_parts:
+        gateway.part_cache.put(pk, snapshot[table.PART_TOKEN]["S"], data)
+    table.check_size(snapshot, "the task")
+    puts: list[Item] = []
+    traceparent = current_traceparent()  # the push dispatcher goes on with this trace
+    for offset, event in enumerate(raw_events):
+        seq = first_seq + offset
+        item: Item = {
+            table.PK: {"S": pk},
+            table.SK: {"S": table.event_sk(seq)},
+            "seq": {"N": str(seq)},
+            "event": {"B": event},
+        }
+        if expires is not None:
+            item[table.TTL_ATTRIBUTE] = {"N": str(expires)}
+        if traceparent is not None:
+            item[table.TRACEPARENT] = {"S": traceparent}
+        # A large event's parts precede it: whoever sees the event can read them.
+        puts += [gateway.put(part) for part in _parts.split(item, "event")]
+        table.check_size(item, "an event")
+        puts.append(gateway.put(item, "attribute_not_exists(sk)"))
+    puts += [gateway.put(part) for part in snapshot_parts]
+    return snapshot, puts
+
+
+def claim(gateway: Gateway, scope: Scope, message_id: str | None, task_id: str,
+          expires: int) -> list[Item]:
+    """The idempotency claim for `message_id` (none without one)."""
+    if not message_id:
+        return []
+    put = gateway.put({
+        table.PK: {"S": table.message_pk(scope, message_id)},
+        table.SK: {"S": table.MESSAGE_SK},
+        "task_id": {"S": task_id},
+        table.TTL_ATTRIBUTE: {"N": str(expires)},
+    }, "attribute_not_exists(pk)")
+    put["Put"]["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
+    return [put]
+
+
+async def transact(gateway: Gateway, writes: list[Item], task_id: str, **meaning: Any) -> None:
+    """One transaction of a write of `task_id`, its cancellation read by `interpret`."""
+    await gateway.transact(writes, interpret(writes, task_id, **meaning))
+
+
+async def create(gateway: Gateway, task_id: str, snapshot: Item, puts: list[Item],
+                 claims: list[Item], take: list[Item], others: list[Item],
+                 quota: int | None) -> None:
+    """Write a new task: its snapshot, event `puts`, message `claims`, quota `take` (counted
+    against `quota`) and `others` (push configs, bookkeeping)."""
+    put = gateway.put(snapshot, "attribute_not_exists(pk)")
+    # The owner's quota is taken in the transaction that creates the task, on its
+    # condition: of a burst of creates, those past the limit are cancelled whole.
+    meaning = {"quota": quota} if take else {}
+    single = [put, *claims, *take, *others, *puts]
+    if fits(single):
+        await transact(gateway, single, task_id, **meaning)
+        return
+    # Several transactions: the first checks that the task and the claim do not exist yet
+    # and that the quota has room; the last writes them with the snapshot.
+    checks = [check(entry) for entry in (*claims, put)]
+    checks += [quota_check(entry) for entry in take]
+    for batch in transactions(checks, puts, [put, *claims, *take, *others]):
+        await transact(gateway, batch, task_id, **meaning)
+
+
+async def update(gateway: Gateway, task_id: str, snapshot: Item, puts: list[Item],
+                 claims: list[Item], extra: list[Item], condition: Condition, *,
+                 hold_ms: int, hold_ms_per_batch: int) -> None:
+    """Write an update on `condition`: in one transaction, or in several under a reservation
+    held `hold_ms`, plus `hold_ms_per_batch` per transaction (the module's docstring)."""
+    expression, values = condition.expression()
+    put = gateway.put(snapshot, expression, values)
+    put["Put"]["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
+    meaning = {"expected_version": condition.version, "last_seq": condition.last_seq,
+               "breaking": condition.breaking}
+    single = [put, *claims, *extra, *puts]
+    if fits(single):
+        await transact(gateway, single, task_id, **meaning)
+        return
+    token = os.urandom(12).hex()
+    until = epoch_ms() + hold_ms + hold_ms_per_batch * (len(puts) // 90 + 1)
+    hold = {":w": {"S": token}, ":wu": {"N": str(until)}}
+    reserve: Item = {"Update": {
+        "TableName": gateway.name,
+        "Key": table.key(snapshot[table.PK]["S"], table.SNAPSHOT_SK),
+        "UpdateExpression": "SET #w = :w, #wu = :wu",
+        "ConditionExpression": expression,
+        "ExpressionAttributeNames": {"#w": table.WRITER, "#wu": table.WRITER_UNTIL},
+        "ExpressionAttributeValues": {**values, **hold},
+        "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+    }}
+    final = gateway.put(snapshot, f"version = :v AND {table.WRITER} = :w",
+                        {":v": values[":v"], ":w": hold[":w"]})
+    batches = transactions([reserve, *claims], puts, [final, *extra])
+    await transact(gateway, batches[0], task_id, **meaning)
+    for batch in batches[1:]:
+        # Only a writer that broke this reservation (we outlived it) makes these fail.
+        await transact(gateway, batch, task_id)
+
+
+async def outwait(gateway: Gateway, pk: str, held: Reserved, delay: float,
+                  max_delay: float) -> None:
+    """Wait while the snapshot is reserved by `held` (until it commits, or may be broken),
+    polling after `delay`, doubling up to `max_delay`."""
+    while epoch_ms() < held.until_ms:
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, max_delay)
+        response = await gateway.call(
+            gateway.client.get_item, TableName=gateway.name,
+            Key=table.key(pk, table.SNAPSHOT_SK), ConsistentRead=True,
+            ProjectionExpression="#w", ExpressionAttributeNames={"#w": table.WRITER})
+        if response.get("Item", {}).get(table.WRITER, {}).get("S") != held.token:
+            return
