@@ -79,6 +79,9 @@ class Settings:
     max_request_bytes: int = 1024 * 1024
     push_notifications: bool = False
     extended_agent_card: bool = False
+    # The browser page at {interface path}/playground (http_service.playground): on under
+    # ./dev serve, off elsewhere unless asked (docs/playground.md).
+    playground: bool = False
     # Longest a stream (or a blocking wait) may run; Lambda needs one below its timeout.
     stream_budget_seconds: float | None = None
     # At most this many unfinished tasks per caller (its owner, across every tenant it
@@ -216,6 +219,7 @@ class Settings:
                                       minimum=1024),
             push_notifications=boolean(env, ENV.PUSH_NOTIFICATIONS),
             extended_agent_card=boolean(env, ENV.EXTENDED_AGENT_CARD),
+            playground=boolean(env, ENV.PLAYGROUND),
             stream_budget_seconds=positive(env, ENV.STREAM_BUDGET_SECONDS),
             max_active_tasks_per_caller=(
                 None if not env.get(ENV.MAX_ACTIVE_TASKS_PER_CALLER)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from starlette.applications import Starlette
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
 from a2akit.operations import Operations
 from http_service.agent_cards import (
@@ -32,9 +32,15 @@ def create_app(operations: Operations) -> Starlette:
     # The cards sit under the interface URL, where a client that knows that URL looks for them
     # (the root when the URL has no path; `/a2a/.well-known/...` behind an API Gateway stage).
     # HTTP+JSON comes last: every JSON-RPC request is matched before it is looked at.
-    return Starlette(routes=[
+    routes: list[BaseRoute] = [
         Route(card_path, card_route(operations.card, merged_card), methods=["GET"]),
         Route(legacy_path, card_route(operations.card, legacy_card), methods=["GET"]),
         Route(path, JsonRpc(operations).answer, methods=["POST"]),
-        RestRoutes(operations, exclude=frozenset({card_path, legacy_path, path})),
-    ])
+    ]
+    if operations.settings.playground:
+        # Imported only when asked for: a door without it loads nothing of the page.
+        from http_service.playground import playground_routes
+
+        routes += playground_routes(base, path)
+    routes.append(RestRoutes(operations, exclude=frozenset({card_path, legacy_path, path})))
+    return Starlette(routes=routes)

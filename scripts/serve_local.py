@@ -104,6 +104,7 @@ async def main() -> None:
     if grpc_server is not None and args.grpc_port:
         _bind(args.host, args.grpc_port, "--grpc-port", probe=True).close()
     os.environ.setdefault(ENV.ALLOW_ANONYMOUS, "true")
+    os.environ.setdefault(ENV.PLAYGROUND, "true")
     os.environ.setdefault(ENV.PUBLIC_URL, f"http://{args.host}:{port}/")
     if grpc_server is not None and args.grpc_port:
         os.environ.setdefault(ENV.GRPC_ADDRESS, f"{args.host}:{args.grpc_port}")
@@ -128,6 +129,8 @@ async def main() -> None:
         f"JSON-RPC  {settings.public_url}",
         f"HTTP+JSON {rest_url(settings)}  (POST message:send, GET tasks/{{id}}: docs/rest.md)",
         f"Card      {settings.public_url.rstrip('/')}/.well-known/agent-card.json",
+        *([f"Browser   {settings.public_url.rstrip('/')}/playground  (docs/playground.md)"]
+          if settings.playground else []),
         f"Agent     {settings.agent}" + (f"  (project {settings.agent_project.root})"
                                              if settings.agent_project else ""),
         f"Store     {_store(settings)}",
