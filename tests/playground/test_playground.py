@@ -1,6 +1,6 @@
 """The playground (docs/playground.md) in a real browser: Chromium from the OS packages driven by
 Playwright, against `./dev serve`'s server (scripts.serve_local) with the demo agents. Each
-view's screenshot is written to A2A_PLAYGROUND_SCREENSHOTS when it is set (docs/playground.md's
+view's screenshot is written to PLAYGROUND_SCREENSHOTS when it is set (docs/playground.md's
 pictures come from here)."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from tests.support.processes import free_port, python_env, running
 
 pytestmark = pytest.mark.slow
 
-SHOTS = os.environ.get("A2A_PLAYGROUND_SCREENSHOTS")
+SHOTS = os.environ.get("PLAYGROUND_SCREENSHOTS")
 KEY = new_key()
 KEYS = json.dumps([{"principal": "alice", "sha256": hash_key(KEY)}])
 STREAMING = "a2akit.examples.streaming:agent"
