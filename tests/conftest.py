@@ -33,6 +33,18 @@ settings.register_profile("long", max_examples=2_000, deadline=None,
 settings.load_profile("ci")
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Each test's tier (pyproject.toml's markers): `process` for every slow test, `unit` for
+    the rest of tests/unit, `integration` for everything else."""
+    for item in items:
+        if item.get_closest_marker("slow"):
+            item.add_marker(pytest.mark.process)
+        elif "tests/unit/" in item.nodeid:
+            item.add_marker(pytest.mark.unit)
+        else:
+            item.add_marker(pytest.mark.integration)
+
+
 @pytest.fixture(scope="session")
 def anyio_backend() -> str:
     return "asyncio"
