@@ -53,10 +53,10 @@ from a2akit.store.base import (
     TaskStore,
     quota_refused,
 )
-from a2akit.store.cursor import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MIN_PAGE_SIZE
-from a2akit.validation import check_history_length, check_request
+from a2akit.validation import check_history_length, check_list_request, check_request
 
 if TYPE_CHECKING:
+    from a2akit.card_signing import CardSigner
     from a2akit.push.inline import InlineDelivery
 
 __all__ = ["OPERATIONS", "Operation", "Operations", "Streaming", "Unary"]
@@ -76,7 +76,8 @@ class Operations:
 
     def __init__(self, settings: Settings, store: TaskStore, agent: Agent,
                  card: pb.AgentCard, authenticator: Authenticator, executor: Executor,
-                 push_delivery: InlineDelivery | None = None) -> None:
+                 push_delivery: InlineDelivery | None = None, *,
+                 card_signer: CardSigner | None = None) -> None:
         self.settings = settings
         self.store = store
         self.agent = agent
@@ -84,6 +85,7 @@ class Operations:
         self.authenticator = authenticator
         self.executor = executor
         self.push_delivery = push_delivery
+        self.card_signer = card_signer
         self._push_policy = Policy.from_settings(settings)
         self._required_extensions = [e.uri for e in card.capabilities.extensions if e.required]
         self._input_modes = input_modes(agent)  # the agent's attributes, read once
@@ -250,14 +252,7 @@ class Operations:
 
     async def list_tasks(self, request: pb.ListTasksRequest, call: Call) -> pb.ListTasksResponse:
         history = check_history_length(request)
-        page_size = request.page_size if request.HasField("page_size") else DEFAULT_PAGE_SIZE
-        if not MIN_PAGE_SIZE <= page_size <= MAX_PAGE_SIZE:
-            bounds = f"between {MIN_PAGE_SIZE} and {MAX_PAGE_SIZE}"
-            raise InvalidParamsError(f"pageSize must be {bounds}",
-                                     violations=[("page_size", f"must be {bounds}")])
-        if request.status not in pb.TaskState.values():
-            raise InvalidParamsError("status is not a TaskState",
-                                     violations=[("status", "unknown task state")])
+        page_size = check_list_request(request)
         after = None
         if request.HasField("status_timestamp_after"):
             after = timestamp_ms(request.status_timestamp_after)
@@ -412,7 +407,11 @@ class Operations:
         extended = getattr(self.agent, "extended_card", None)
         if not isinstance(extended, pb.AgentCard):
             raise ExtendedAgentCardNotConfiguredError()
-        return extended
+        return extended if self.card_signer is None else self.card_signer.signed(extended)
+
+    def public_card(self) -> pb.AgentCard:
+        """The public card as served: signed when a signing key is configured."""
+        return self.card if self.card_signer is None else self.card_signer.signed(self.card)
 
     # --- capability gates -----------------------------------------------------------------------
 

@@ -235,8 +235,14 @@ def build_operations(settings: Settings, store: TaskStore | None = None,
         executor = make_executor(settings, store, agent)
     if authenticator is None:
         authenticator = Authenticator.from_settings(settings)
+    signer = None
+    if settings.card_signing_key or settings.card_signing_kms_key_id:
+        # Only then: PyJWT, cryptography and rfc8785 stay off an unsigned door's cold start.
+        from a2akit.card_signing import make_signer
+
+        signer = make_signer(settings)
     return Operations(settings, store, agent, build_card(settings, agent, authenticator),
-                      authenticator, executor, delivery)
+                      authenticator, executor, delivery, card_signer=signer)
 
 
 @contextlib.contextmanager

@@ -82,6 +82,9 @@ class Settings:
     # The browser page at {interface path}/playground (http_service.playground): on under
     # ./dev serve, off elsewhere unless asked (docs/playground.md).
     playground: bool = False
+    # Signed agent cards (a2akit/card_signing.py): one of a PEM private key file or a KMS key.
+    card_signing_key: str | None = None
+    card_signing_kms_key_id: str | None = None
     # Longest a stream (or a blocking wait) may run; Lambda needs one below its timeout.
     stream_budget_seconds: float | None = None
     # At most this many unfinished tasks per caller (its owner, across every tenant it
@@ -175,6 +178,9 @@ class Settings:
     http_host: str = "127.0.0.1"
 
     def __post_init__(self) -> None:
+        if self.card_signing_key and self.card_signing_kms_key_id:
+            raise SettingsError(f"{ENV.CARD_SIGNING_KEY} and {ENV.CARD_SIGNING_KMS_KEY_ID} are "
+                                "both set: sign the card with one key, set one of them")
         _check_auth(self)
         _check_peers(self)
 
@@ -220,6 +226,8 @@ class Settings:
             push_notifications=boolean(env, ENV.PUSH_NOTIFICATIONS),
             extended_agent_card=boolean(env, ENV.EXTENDED_AGENT_CARD),
             playground=boolean(env, ENV.PLAYGROUND),
+            card_signing_key=env.get(ENV.CARD_SIGNING_KEY) or None,
+            card_signing_kms_key_id=env.get(ENV.CARD_SIGNING_KMS_KEY_ID) or None,
             stream_budget_seconds=positive(env, ENV.STREAM_BUDGET_SECONDS),
             max_active_tasks_per_caller=(
                 None if not env.get(ENV.MAX_ACTIVE_TASKS_PER_CALLER)

@@ -24,8 +24,9 @@ from a2akit.limits import (
     MAX_PARTS_PER_MESSAGE,
 )
 from a2akit.protojson import required_fields
+from a2akit.store.cursor import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MIN_PAGE_SIZE
 
-__all__ = ["check_enum_values", "check_history_length", "check_request"]
+__all__ = ["check_enum_values", "check_history_length", "check_list_request", "check_request"]
 
 _OPAQUE_PREFIX = "google.protobuf."
 # Request fields holding an id (of a task, context, message, push config or tenant): the
@@ -154,6 +155,20 @@ def _is_set(message: Message, field: Any) -> bool:
     if field.type == FieldDescriptor.TYPE_MESSAGE:
         return message.HasField(field.name)
     return bool(getattr(message, field.name))
+
+
+def check_list_request(request: Any) -> int:
+    """A ListTasksRequest's page size (the default when unset), checked, and its state
+    filter checked; InvalidParamsError naming the field otherwise."""
+    page_size: int = request.page_size if request.HasField("page_size") else DEFAULT_PAGE_SIZE
+    if not MIN_PAGE_SIZE <= page_size <= MAX_PAGE_SIZE:
+        bounds = f"between {MIN_PAGE_SIZE} and {MAX_PAGE_SIZE}"
+        raise InvalidParamsError(f"pageSize must be {bounds}",
+                                 violations=[("page_size", f"must be {bounds}")])
+    if request.status not in request.DESCRIPTOR.fields_by_name["status"].enum_type.values_by_number:
+        raise InvalidParamsError("status is not a TaskState",
+                                 violations=[("status", "unknown task state")])
+    return page_size
 
 
 def check_history_length(message: Message, field: str = "history_length") -> int | None:

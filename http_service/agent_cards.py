@@ -17,6 +17,7 @@ ETag and Last-Modified (304 on a match) like any static file.
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import hashlib
 import time
@@ -30,10 +31,12 @@ from a2akit.generated import a2a_pb2 as pb
 from a2akit.protojson import dumps, to_json
 from http_service.conditional import not_modified
 
-__all__ = ["AGENT_CARD_PATH", "LEGACY_CARD_PATH", "card_route", "legacy_card", "merged_card"]
+__all__ = ["AGENT_CARD_PATH", "JWKS_PATH", "LEGACY_CARD_PATH", "card_route", "jwks_route",
+           "legacy_card", "merged_card"]
 
 AGENT_CARD_PATH = "/.well-known/agent-card.json"
 LEGACY_CARD_PATH = "/.well-known/agent.json"
+JWKS_PATH = "/.well-known/jwks.json"  # the card signing key's public half, when signing is on
 _JSON = "application/json"
 
 
@@ -54,15 +57,16 @@ def legacy_card(card: pb.AgentCard) -> dict[str, Any]:
     return card_json(from_core_card(card))
 
 
-def card_route(card: pb.AgentCard, build: Callable[[pb.AgentCard], dict[str, Any]]
+def card_route(card: Callable[[], pb.AgentCard], build: Callable[[pb.AgentCard], dict[str, Any]]
                ) -> Callable[[Request], Awaitable[Response]]:
-    """The GET endpoint of one card document, built on its first request."""
+    """The GET endpoint of one card document, built on its first request from `card()` (the
+    signed card when signing is on: signed then, once, in a worker thread as KMS is a call)."""
     built = int(time.time())  # the card is built once per app: its Last-Modified
     cached: list[tuple[bytes, dict[str, str], str]] = []
 
     async def endpoint(request: Request) -> Response:
         if not cached:
-            body = dumps(build(card))
+            body = dumps(build(await asyncio.to_thread(card)))
             etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
             headers = {"Cache-Control": "public, max-age=300", "ETag": etag,
                        "Last-Modified": email.utils.formatdate(built, usegmt=True)}
@@ -72,5 +76,18 @@ def card_route(card: pb.AgentCard, build: Callable[[pb.AgentCard], dict[str, Any
                         request.headers.get("if-modified-since"), etag, built):
             return Response(status_code=304, headers=headers)
         return Response(body, media_type=_JSON, headers=headers)
+
+    return endpoint
+
+
+def jwks_route(keys: Callable[[], dict[str, Any]]) -> Callable[[Request], Awaitable[Response]]:
+    """The GET endpoint of the card signing key's JWK set, read once (a2akit.card_signing)."""
+    cached: list[bytes] = []
+
+    async def endpoint(request: Request) -> Response:
+        if not cached:
+            cached.append(dumps(await asyncio.to_thread(keys)))
+        return Response(cached[0], media_type="application/jwk-set+json",
+                        headers={"Cache-Control": "public, max-age=300"})
 
     return endpoint

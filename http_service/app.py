@@ -12,8 +12,10 @@ from starlette.routing import BaseRoute, Route
 from a2akit.operations import Operations
 from http_service.agent_cards import (
     AGENT_CARD_PATH,
+    JWKS_PATH,
     LEGACY_CARD_PATH,
     card_route,
+    jwks_route,
     legacy_card,
     merged_card,
 )
@@ -33,14 +35,19 @@ def create_app(operations: Operations) -> Starlette:
     # (the root when the URL has no path; `/a2a/.well-known/...` behind an API Gateway stage).
     # HTTP+JSON comes last: every JSON-RPC request is matched before it is looked at.
     routes: list[BaseRoute] = [
-        Route(card_path, card_route(operations.card, merged_card), methods=["GET"]),
-        Route(legacy_path, card_route(operations.card, legacy_card), methods=["GET"]),
+        Route(card_path, card_route(operations.public_card, merged_card), methods=["GET"]),
+        # The 0.3 card is not signed: a signature covers the 1.0 card's canonical form.
+        Route(legacy_path, card_route(lambda: operations.card, legacy_card), methods=["GET"]),
         Route(path, JsonRpc(operations).answer, methods=["POST"]),
     ]
+    if operations.card_signer is not None:
+        routes.append(Route(base + JWKS_PATH, jwks_route(operations.card_signer.jwks),
+                            methods=["GET"]))
     if operations.settings.playground:
         # Imported only when asked for: a door without it loads nothing of the page.
         from http_service.playground import playground_routes
 
         routes += playground_routes(base, path)
-    routes.append(RestRoutes(operations, exclude=frozenset({card_path, legacy_path, path})))
+    own = frozenset({card_path, legacy_path, path, base + JWKS_PATH})
+    routes.append(RestRoutes(operations, exclude=own))
     return Starlette(routes=routes)

@@ -24,7 +24,7 @@ from tests.support.tools import tool_or_skip
 pytestmark = pytest.mark.slow
 
 SDK_VENV = ROOT / ".cache" / "sdk-venv"
-SDK_SPEC = "a2a-sdk[grpc]>=1,<2"
+SDK_SPEC = "a2a-sdk[grpc,signing]>=1,<2"  # signing: tests/auth/test_card_signing.py
 CLIENT = Path(__file__).with_name("sdk_client.py")
 BINDINGS = ["JSONRPC", "HTTP+JSON", "GRPC"]
 SERVER_ENV = {"A2A_AGENT": "tests.interop.agent:agent", "A2A_PUSH_NOTIFICATIONS": "true",
