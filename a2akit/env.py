@@ -51,6 +51,7 @@ class ENV:
     PUSH_NOTIFICATIONS = "A2A_PUSH_NOTIFICATIONS"
     EXTENDED_AGENT_CARD = "A2A_EXTENDED_AGENT_CARD"
     PLAYGROUND = "A2A_PLAYGROUND"
+    OTEL = "A2A_OTEL"  # OpenTelemetry spans (a2akit/telemetry.py)
     # Signed agent cards (a2akit/card_signing.py): a PEM private key file, or a KMS key id.
     CARD_SIGNING_KEY = "A2A_CARD_SIGNING_KEY"
     CARD_SIGNING_KMS_KEY_ID = "A2A_CARD_SIGNING_KMS_KEY_ID"

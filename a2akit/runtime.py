@@ -17,7 +17,7 @@ from collections.abc import Coroutine, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from a2akit import aws
+from a2akit import aws, telemetry
 from a2akit.agent import Agent
 from a2akit.auth import Authenticator
 from a2akit.card import build_card
@@ -226,6 +226,7 @@ def build_operations(settings: Settings, store: TaskStore | None = None,
                      authenticator: Authenticator | None = None) -> Operations:
     """The core, assembled once per process: agent, store (with in-process push delivery
     when configured), authenticator, card, and where agents run."""
+    telemetry.configure(settings)
     agent = agent if agent is not None else load_agent(settings)
     # The store and the queue before the authenticator: a kit that cannot reach them says
     # only that, not the anonymous-access warning first.

@@ -82,6 +82,8 @@ class Settings:
     # The browser page at {interface path}/playground (http_service.playground): on under
     # ./dev serve, off elsewhere unless asked (docs/playground.md).
     playground: bool = False
+    # OpenTelemetry spans through the process's tracer provider (a2akit/telemetry.py).
+    otel: bool = False
     # Signed agent cards (a2akit/card_signing.py): one of a PEM private key file or a KMS key.
     card_signing_key: str | None = None
     card_signing_kms_key_id: str | None = None
@@ -226,6 +228,7 @@ class Settings:
             push_notifications=boolean(env, ENV.PUSH_NOTIFICATIONS),
             extended_agent_card=boolean(env, ENV.EXTENDED_AGENT_CARD),
             playground=boolean(env, ENV.PLAYGROUND),
+            otel=boolean(env, ENV.OTEL),
             card_signing_key=env.get(ENV.CARD_SIGNING_KEY) or None,
             card_signing_kms_key_id=env.get(ENV.CARD_SIGNING_KMS_KEY_ID) or None,
             stream_budget_seconds=positive(env, ENV.STREAM_BUDGET_SECONDS),

@@ -23,7 +23,7 @@ from google.protobuf.message import DecodeError
 from google.rpc import status_pb2
 from grpc_status import rpc_status
 
-from a2akit import trace
+from a2akit import telemetry, trace
 from a2akit.caller import Call
 from a2akit.errors import A2AError, InternalError, JSONParseError
 from a2akit.operations import Operations
@@ -85,12 +85,17 @@ class Binding:
         check_enum_values(request)
         return request
 
-    async def call(self, context: Context, operation: str) -> Call:
-        """Version, then caller: the same checks and errors as the JSON-RPC binding. First the
-        request's logging context: the operation and the caller's `traceparent` metadata."""
+    def begin(self, context: Context, operation: str) -> str | None:
+        """The request's logging context: the operation and the caller's `traceparent`
+        metadata, which it returns."""
+        traceparent = _Metadata(context).getlist(trace.HEADER)
+        parent = traceparent[0] if traceparent else None
+        trace.begin_request(operation, None, parent)
+        return parent
+
+    async def call(self, context: Context) -> Call:
+        """Version, then caller: the same checks and errors as the JSON-RPC binding."""
         metadata = _Metadata(context)
-        traceparent = metadata.getlist(trace.HEADER)
-        trace.begin_request(operation, None, traceparent[0] if traceparent else None)
         call = await self.ops.resolve_call(metadata, protocol_version=self.protocol_version)
         if call.active_extensions:
             await context.send_initial_metadata(
@@ -114,8 +119,10 @@ class Binding:
             # manager's generator per call costs more than the call's own checks.
             try:
                 request = self.decode(request_type, raw)
-                call = await self.call(context, name)
-                return await run(request, call)
+                parent = self.begin(context, name)
+                with telemetry.server_span(name, "gRPC", self.protocol_version, parent):
+                    call = await self.call(context)
+                    return await run(request, call)
             except _PASSED_THROUGH:
                 raise
             except Exception as exc:
@@ -135,8 +142,10 @@ class Binding:
             try:
                 async with self._errors_answered(context, name):
                     request = self.decode(request_type, raw)
-                    call = await self.call(context, name)
-                    events = await start(request, call)
+                    parent = self.begin(context, name)
+                    with telemetry.server_span(name, "gRPC", self.protocol_version, parent):
+                        call = await self.call(context)
+                        events = await start(request, call)
                     async for event in events:
                         yield event
             finally:

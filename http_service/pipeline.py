@@ -20,6 +20,7 @@ from typing import Any, Protocol
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
+from a2akit import telemetry
 from a2akit.auth import platform_principal
 from a2akit.caller import Call
 from a2akit.errors import A2AError, InternalError
@@ -69,19 +70,25 @@ async def answer(ops: Operations, request: Request, exchange: Exchange) -> Respo
         await exchange.route(request)
         scope = request.scope
         invocation: Invocation = scope.get(SCOPE_KEY, NO_INVOCATION)
-        begin_request(exchange.operation, invocation.request_id, from_asgi(scope["headers"]))
-        message = exchange.decode()
-        call = await ops.resolve_call(
-            request.headers, verified_principal=platform_principal(invocation.request_context),
-            # Parsed only when there is a query: most requests have none.
-            version=request.query_params.get("A2A-Version") if scope["query_string"] else None,
-            # On Lambda the invocation's end bounds blocking and streaming calls.
-            deadline=invocation.deadline, protocol_version=exchange.protocol_version)
-        if not exchange.streaming:
-            return await exchange.run(message, call)
-        events = await exchange.open(message, call)
-        return stream_response(events, exchange.framing(), ops.settings.sse_keepalive_seconds,
-                               exchange.extension_headers(call))
+        traceparent = from_asgi(scope["headers"])
+        begin_request(exchange.operation, invocation.request_id, traceparent)
+        with telemetry.server_span(exchange.operation, exchange.binding,
+                                   exchange.protocol_version, traceparent):
+            message = exchange.decode()
+            call = await ops.resolve_call(
+                request.headers,
+                verified_principal=platform_principal(invocation.request_context),
+                # Parsed only when there is a query: most requests have none.
+                version=(request.query_params.get("A2A-Version") if scope["query_string"]
+                         else None),
+                # On Lambda the invocation's end bounds blocking and streaming calls.
+                deadline=invocation.deadline, protocol_version=exchange.protocol_version)
+            if not exchange.streaming:
+                return await exchange.run(message, call)
+            events = await exchange.open(message, call)
+            return stream_response(events, exchange.framing(),
+                                   ops.settings.sse_keepalive_seconds,
+                                   exchange.extension_headers(call))
     except A2AError as error:
         return exchange.failure(error)
     except Exception:

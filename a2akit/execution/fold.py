@@ -16,7 +16,7 @@ import random
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
-from a2akit import metrics
+from a2akit import metrics, telemetry
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.states import apply_event, is_terminal
 from a2akit.store.base import Lease, Scope, StoredTask, TaskStore, VersionConflictError
@@ -85,9 +85,10 @@ async def fold_write(store: TaskStore, scope: Scope, task_id: str,
         task.CopyFrom(current.task)
         for event in change.events:
             apply_event(task, event)
-        written = await store.update(scope, task_id, current.version, task, change.events,
-                                     change.claim, lease=change.lease,
-                                     lease_expired_by=change.lease_expired_by)
+        with telemetry.span("a2a.store.write"):
+            written = await store.update(scope, task_id, current.version, task, change.events,
+                                         change.claim, lease=change.lease,
+                                         lease_expired_by=change.lease_expired_by)
         if is_terminal(task.status.state) and not is_terminal(current.task.status.state):
             metrics.task_ended(task.status.state)
         return written

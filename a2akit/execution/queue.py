@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from google.protobuf import json_format, struct_pb2
 
-from a2akit import aws
+from a2akit import aws, telemetry
 from a2akit.agent import RequestContext
 from a2akit.clock import epoch_ms
 from a2akit.errors import InvalidParamsError, UnavailableError, UnsupportedOperationError
@@ -159,8 +159,9 @@ class SqsQueue:
 
     async def send(self, job: Job) -> None:
         try:
-            await asyncio.to_thread(self._client.send_message, QueueUrl=self.url,
-                                    MessageBody=job.encode())
+            with telemetry.span("a2a.queue.send"):
+                await asyncio.to_thread(self._client.send_message, QueueUrl=self.url,
+                                        MessageBody=job.encode())
         except Exception as exc:
             if aws.failure(exc) is None:
                 raise
@@ -199,9 +200,10 @@ async def enqueue(store: TaskStore, queue: TaskQueue, settings: Settings,
     try:
         if stored is None:
             snapshot, events = recording(context, None)
-            written = await store.create(scope, snapshot, events, claim, lease=lease,
-                                         push_configs=push_configs,
-                                         quota=settings.max_active_tasks_per_caller)
+            with telemetry.span("a2a.store.write"):
+                written = await store.create(scope, snapshot, events, claim, lease=lease,
+                                             push_configs=push_configs,
+                                             quota=settings.max_active_tasks_per_caller)
         else:
             def decide(current: StoredTask) -> Change:
                 if is_terminal(current.task.status.state) or current.cancel_requested:

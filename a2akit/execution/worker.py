@@ -26,7 +26,7 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from a2akit import logs, metrics, trace
+from a2akit import logs, metrics, telemetry, trace
 from a2akit.agent import Agent
 from a2akit.clock import epoch_ms
 from a2akit.errors import A2AError
@@ -48,6 +48,7 @@ DEAD_LETTER_TEXT = ("The task's queue message failed on every delivery and went 
 
 class Worker:
     def __init__(self, settings: Settings, store: TaskStore, agent: Agent) -> None:
+        telemetry.configure(settings)
         self.settings = settings
         self.store = store
         self.agent = agent
@@ -113,7 +114,8 @@ class Worker:
                 trace.continue_trace(job.traceparent)
                 logs.bind_caller(job.scope.tenant, job.scope.owner)
                 logs.bind_task(job.task_id)
-                await self.run_job(job, budget())
+                with telemetry.consumer_span("RunTask", job.traceparent):
+                    await self.run_job(job, budget())
             except (A2AError, JobError):
                 log.exception("queue message %s failed (receive %d)", message_id, receives)
                 if job is not None and receives >= self.settings.queue_max_receives:

@@ -17,7 +17,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Sequence
 
-from a2akit import metrics
+from a2akit import metrics, telemetry
 from a2akit.clock import now, timestamp_ms
 from a2akit.errors import (
     A2AError,
@@ -129,6 +129,16 @@ class TaskWriter:
             return wait_lease(self.terms.input_wait_seconds)
         return lease_for(self.terms.lease_owner, self.terms.lease_seconds)
 
+    async def _write(self, snapshot: pb.Task, batch: list[pb.StreamResponse],
+                     lease: Lease | None) -> StoredTask:
+        if self.stored is None:
+            return await self.store.create(self.scope, snapshot, batch, self._claim,
+                                           lease=lease, push_configs=self._push_configs,
+                                           quota=self.terms.quota)
+        claim = self._claim if not self.written else None
+        return await self.store.update(self.scope, snapshot.id, self.stored.version, snapshot,
+                                       batch, claim, lease=lease)
+
     async def _flush(self) -> None:
         """Write everything pending in one conditional write (retried on conflicts)."""
 
@@ -142,16 +152,8 @@ class TaskWriter:
             lease = self._lease(snapshot)
             self.writing = True
             try:
-                if self.stored is None:
-                    stored = await self.store.create(self.scope, snapshot, batch, self._claim,
-                                                     lease=lease,
-                                                     push_configs=self._push_configs,
-                                                     quota=self.terms.quota)
-                else:
-                    claim = self._claim if not self.written else None
-                    stored = await self.store.update(self.scope, snapshot.id,
-                                                     self.stored.version, snapshot, batch,
-                                                     claim, lease=lease)
+                with telemetry.span("a2a.store.write"):
+                    stored = await self._write(snapshot, batch, lease)
             except DuplicateMessageError as exc:
                 self.duplicate_of = exc.task_id
                 self._on_stop()
