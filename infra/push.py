@@ -25,8 +25,8 @@ from constructs import Construct
 
 from a2akit.settings import ENV
 
+from .functions import bundle_function
 from .push_filter import PUSH_FILTER_PATTERN
-from .worker import bundle_function
 
 __all__ = [
     "DISPATCHER_TIMEOUT_SECONDS",

@@ -11,7 +11,7 @@ from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from constructs import Construct
 
-from .worker import bundle_function
+from .functions import bundle_function
 
 __all__ = ["SWEEPER_HANDLER", "SWEEP_MINUTES", "LeaseSweeper"]
 
