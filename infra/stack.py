@@ -224,6 +224,7 @@ class A2AStack(Stack):
             rest_api=self.jsonrpc.rest_api,
             stream_budget_seconds=config.stream_budget_seconds,
             sweeper=self.sweeper.function,
+            failed_sweeps=self.sweeper.failed,
             table=self.table.table,
             worker=self.worker,
             grpc=self.grpc,
@@ -428,16 +429,19 @@ class A2AStack(Stack):
                     " of its own: keys are rotated by adding and removing records.",
                 )
             )
+        dead_letter_stores = [self.sweeper.failed]
         if self.push is not None:
-            for queue in (self.push.dead_letter_queue, self.push.failed_batches):
-                Validations.of(queue).acknowledge(
-                    Acknowledgment(
-                        id="AwsSolutions-SQS3",
-                        reason="A dead-letter store itself: the push dispatcher (failed"
-                        " deliveries) or Lambda (stream batches it gave up on) writes here, and"
-                        " only people read it, with an alarm on its depth.",
-                    )
+            dead_letter_stores += [self.push.dead_letter_queue, self.push.failed_batches]
+        for queue in dead_letter_stores:
+            Validations.of(queue).acknowledge(
+                Acknowledgment(
+                    id="AwsSolutions-SQS3",
+                    reason="A dead-letter store itself: Lambda or EventBridge (failed or"
+                    " undelivered sweeps), the push dispatcher (failed deliveries) or Lambda"
+                    " (stream batches it gave up on) writes here, and only people read it,"
+                    " with an alarm on its depth.",
                 )
+            )
         if self.grpc is not None:
             execution_role = self.grpc.service.task_definition.execution_role
             assert execution_role is not None
