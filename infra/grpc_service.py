@@ -130,7 +130,16 @@ class GrpcService(Construct):
             self, "Vpc", ip_addresses=ec2.IpAddresses.cidr(VPC_CIDR), max_azs=2,
             nat_gateways=nat_gateways,
         )
-        self.vpc.add_flow_log("FlowLog")
+        # Kept like the stack's other logs: a month, deleted with the stack (the default
+        # group keeps two years and outlives it).
+        self.flow_logs = logs.LogGroup(
+            self,
+            "FlowLogs",
+            retention=logs.RetentionDays.ONE_MONTH,
+            removal_policy=RemovalPolicy.DESTROY,
+        )
+        self.vpc.add_flow_log(
+            "FlowLog", destination=ec2.FlowLogDestination.to_cloud_watch_logs(self.flow_logs))
         # DynamoDB traffic and the image's layers (ECR keeps them in S3) stay off the NAT
         # gateways and their per-GB charge: gateway endpoints are free.
         self.vpc.add_gateway_endpoint("DynamoDb", service=ec2.GatewayVpcEndpointAwsService.DYNAMODB)

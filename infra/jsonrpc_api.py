@@ -196,6 +196,20 @@ class JsonRpcApi(Construct):
             disable_execute_api_endpoint=domain is not None,
         )
         self.stage = self.rest_api.deployment_stage
+        # The stage's execution (error) logs go to a group whose name API Gateway fixes; left
+        # to it, it creates the group at the first error and keeps it forever. Made here, it
+        # keeps a month like the others and goes with the stack; the stage waits for it.
+        self.execution_logs = logs.LogGroup(
+            self,
+            "ExecutionLogs",
+            log_group_name=f"API-Gateway-Execution-Logs_{self.rest_api.rest_api_id}/{STAGE}",
+            retention=logs.RetentionDays.ONE_MONTH,
+            removal_policy=RemovalPolicy.DESTROY,
+        )
+        self.stage.node.add_dependency(self.execution_logs)
+        # One URL for the door, the stack's JsonRpcUrl: not RestApi's own Endpoint output,
+        # which repeats it, or names the execute-api URL a domain turns off.
+        self.rest_api.node.try_remove_child("Endpoint")
         if domain is not None and zone is not None:
             route53.ARecord(self, "Alias", zone=zone, record_name=domain.name,
                             target=route53.RecordTarget.from_alias(

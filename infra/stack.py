@@ -166,12 +166,12 @@ class A2AStack(Stack):
         self._grant_keys(self.jsonrpc.function.role)
 
         self.grpc: GrpcService | None = None
+        grpc_zone: route53.IHostedZone | None = None
         if config.grpc:
             # DeployConfig requires both with gRPC.
             assert config.grpc_certificate_arn is not None and config.grpc_domain_name
-            zone = None
             if config.grpc_hosted_zone_id and config.grpc_hosted_zone_name:
-                zone = route53.HostedZone.from_hosted_zone_attributes(
+                grpc_zone = route53.HostedZone.from_hosted_zone_attributes(
                     self, "GrpcZone", hosted_zone_id=config.grpc_hosted_zone_id,
                     zone_name=config.grpc_hosted_zone_name)
             self.grpc = GrpcService(
@@ -196,7 +196,7 @@ class A2AStack(Stack):
                 stream_budget_seconds=config.grpc_stream_budget_seconds,
                 shutdown_grace_seconds=Settings.shutdown_grace_seconds,
                 allowed_cidrs=config.grpc_allowed_cidrs,
-                zone=zone,
+                zone=grpc_zone,
                 image_context=image_context,
             )
             # Both bindings advertise the same card, so the Lambda names the gRPC address too.
@@ -260,6 +260,20 @@ class A2AStack(Stack):
                 value=self.grpc.address,
                 description="gRPC host:port (TLS): a2a:grpcDomainName, pointing at the ALB",
             )
+            if grpc_zone is None:
+                CfnOutput(self, "GrpcLoadBalancerDnsName",
+                          value=self.grpc.load_balancer.load_balancer_dns_name,
+                          description="the internal ALB: point a2a:grpcDomainName at it (no "
+                          "a2a:grpcHostedZoneId, so the stack made no record)")
+        domain = self.jsonrpc.rest_api.domain_name
+        if domain is not None and config.hosted_zone_id is None:
+            CfnOutput(self, "DomainNameTarget", value=domain.domain_name_alias_domain_name,
+                      description="point a2a:domainName at it: a CNAME, or an alias record "
+                      "with DomainNameTargetZoneId (no a2a:hostedZoneId, so the stack made "
+                      "no record)")
+            CfnOutput(self, "DomainNameTargetZoneId",
+                      value=domain.domain_name_alias_hosted_zone_id,
+                      description="the hosted zone of DomainNameTarget, for an alias record")
         self._suppress_nag_findings()
 
     def _deliver_from_the_start(self) -> None:

@@ -22,7 +22,7 @@ from a2akit.store.table import (
 )
 from infra.config import ConfigError, DeployConfig
 from infra.grpc_service import GRPC_HEALTH_CHECK_PATH, HTTPS_PORT
-from infra.jsonrpc_api import ALIAS, HANDLER
+from infra.jsonrpc_api import ALIAS, HANDLER, STAGE
 from infra.sweeper import SWEEPER_HANDLER
 from infra.table import INDEX_ACTIONS, RUN_ACTIONS, SERVE_ACTIONS, SWEEP_ACTIONS
 from infra.worker import WORKER_HANDLER
@@ -285,6 +285,26 @@ def test_each_function_writes_only_its_own_log_group(template: Template) -> None
 
 
 # --- alarms and outputs ------------------------------------------------------------------
+
+
+def test_every_log_group_keeps_a_month_and_goes_with_the_stack(template: Template) -> None:
+    """The functions', the container's, the access log's, the VPC flow log's and API Gateway's
+    execution log (whose name API Gateway fixes; it would otherwise create the group itself,
+    kept forever): 30 days, deleted with the stack."""
+    groups = template.find_resources("AWS::Logs::LogGroup")
+    for key, group in groups.items():
+        assert group["Properties"]["RetentionInDays"] == 30, key
+        assert group["DeletionPolicy"] == "Delete", key
+    (flow_log,) = template.find_resources("AWS::EC2::FlowLog").values()
+    assert flow_log["Properties"]["LogGroupName"]["Ref"] in groups
+    api_id = logical_id(template, "AWS::ApiGateway::RestApi")
+    execution = [key for key, group in groups.items()
+                 if group["Properties"].get("LogGroupName") == {"Fn::Join": ["", [
+                     "API-Gateway-Execution-Logs_", {"Ref": api_id}, f"/{STAGE}"]]}]
+    assert len(execution) == 1
+    # The stage logs only once its group exists (else API Gateway creates one first).
+    (stage,) = template.find_resources("AWS::ApiGateway::Stage").values()
+    assert execution[0] in stage["DependsOn"]
 
 
 def test_alarms_cover_errors_throttles_and_unhealthy_targets(template: Template) -> None:
