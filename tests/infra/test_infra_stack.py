@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from aws_cdk import cx_api as cxapi
 from aws_cdk.assertions import Match, Template
 
 from a2akit.settings import ENV, Settings
@@ -332,6 +333,18 @@ def test_outputs_name_the_endpoints_and_table(template: Template) -> None:
     assert {"JsonRpcUrl", "GrpcAddress", "TableName"} <= set(outputs)
     # No Function URL unless asked for: it would be a door without the edge's limits.
     assert "FunctionUrl" not in outputs
+
+
+def test_synth_leaves_no_warning_for_the_cli_to_print(
+    synth: Synth, empty_bundle: Path, tmp_path: Path
+) -> None:
+    """The CDK CLI prints each construct warning with the last frame of its trace, the jsii
+    runtime's program.js: the stack acknowledges what it does on purpose (SnapStart with a
+    published version behind the alias), so nothing stray reaches the terminal."""
+    app, _, _ = synth(empty_bundle, tmp_path, **{"a2a:push": "true"})
+    (stack,) = app.synth().stacks
+    assert [(m.id, m.entry.data) for m in stack.messages
+            if m.level != cxapi.SynthesisMessageLevel.INFO] == []
 
 
 # --- configuration -----------------------------------------------------------------------
