@@ -24,6 +24,7 @@ from .config import AUTH, CONTEXT, ConfigError, DeployConfig
 from .grpc_service import stage_agent_image
 from .lock import LOCK
 from .project_lock import check_lock
+from .region import place
 from .stack import PROJECT_ROOT, A2AStack
 
 __all__ = ["build_app"]
@@ -39,6 +40,9 @@ def build_app(app: App | None = None, *, lambda_bundle: str | None = None,
     (pip failed, or the folder is over Lambda's limit), each with one line."""
     app = app or App()
     config = DeployConfig.from_context(app.node.try_get_context)
+    # Context wins; otherwise the CLI's own profile (CDK_DEFAULT_*), as `cdk` sets them.
+    account = config.account or os.environ.get("CDK_DEFAULT_ACCOUNT")
+    placement = place(config, config.region or os.environ.get("CDK_DEFAULT_REGION"))
     build = build_root or DEFAULT_DIR.parent
     agent: AgentCode | None = None
     lock = LOCK
@@ -67,20 +71,17 @@ def build_app(app: App | None = None, *, lambda_bundle: str | None = None,
     image_context = None
     if agent is not None and config.grpc:
         image_context = stage_agent_image(PROJECT_ROOT, agent, lock, build / "image-agent")
-    # Context wins; otherwise the CLI's own profile (CDK_DEFAULT_*), as `cdk` sets them.
-    env = Environment(
-        account=config.account or os.environ.get("CDK_DEFAULT_ACCOUNT"),
-        region=config.region or os.environ.get("CDK_DEFAULT_REGION"),
-    )
-    A2AStack(app, config.stack_name, config=config, lambda_bundle=bundle,
-             image_context=image_context, env=env)
+    A2AStack(app, config.stack_name, config=config, lambda_bundle=bundle, placement=placement,
+             image_context=image_context,
+             env=Environment(account=account, region=placement.region))
     Validations.of(app).add_plugins(AwsSolutionsChecks(app))
     return app
 
 
 def main() -> int:
-    """`cdk synth`'s app: a context value the stack cannot use stops it with one line that
-    names the key, before anything is built; so do an agent project's missing or stale lock
+    """`cdk synth`'s app: a context value the stack cannot use (or that does not fit the
+    region: infra/region.py) stops it with one line that names the key, before anything is
+    built; so do an agent project's missing or stale lock
     and a bundle past Lambda's limit."""
     try:
         app = build_app()

@@ -21,6 +21,7 @@ from .edge import RateLimitAcl
 from .grpc_service import GrpcService
 from .jsonrpc_api import DomainConfig, JsonRpcApi
 from .push import PushDispatcher
+from .region import Placement
 from .sweeper import LeaseSweeper
 from .table import INDEX_ACTIONS, TaskTable, table_actions
 from .worker import QueueWorker
@@ -47,11 +48,13 @@ class A2AStack(Stack):
         *,
         config: DeployConfig,
         lambda_bundle: str,
+        placement: Placement,
         image_context: Path | None = None,
         **kwargs: Any,
     ) -> None:
-        """`image_context`: the gRPC image's staged build context (an agent project's);
-        None builds it from the kit's tree."""
+        """`placement`: the checked region and what the door uses there (infra/region.py);
+        `image_context`: the gRPC image's staged build context (an agent project's); None
+        builds it from the kit's tree."""
         super().__init__(scope, construct_id, **kwargs)
         self.table = TaskTable(self, "Tasks", retain=config.retain_table,
                                deletion_protection=config.deletion_protection)
@@ -139,7 +142,8 @@ class A2AStack(Stack):
                                 zone_name=config.hosted_zone_name)
             if config.domain_name else None,
             function_url=config.function_url,
-            layer_arn=config.lwa_layer_arn,
+            layer_arn=placement.layer_arn,
+            snap_start=placement.snap_start,
         )
         self.waf: RateLimitAcl | None = None
         if config.waf:
