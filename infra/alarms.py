@@ -15,6 +15,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sns_subscriptions as subscriptions
+from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from a2akit import metrics
@@ -60,6 +61,7 @@ class Alarms(Construct):
         rest_api: apigw.RestApiBase,
         stream_budget_seconds: float,
         sweeper: lambda_.IFunction,
+        failed_sweeps: sqs.IQueue,
         table: dynamodb.Table,
         email: str | None,
         worker: QueueWorker | None = None,
@@ -115,6 +117,14 @@ class Alarms(Construct):
         )
         self._add("SweeperErrors", sweeper.metric_errors(period=_PERIOD),
                   "Lease sweeper errors (expired tasks are not being ended)")
+        # Each message is a sweep that failed or was never delivered (Lambda's or
+        # EventBridge's record): seen even when the errors above have aged out.
+        self._add(
+            "FailedSweeps",
+            failed_sweeps.metric_approximate_number_of_messages_visible(period=_PERIOD,
+                                                                        statistic="Maximum"),
+            "Failed or undelivered sweeps in the sweeper's queue",
+        )
         if worker is not None:
             self._add_worker(worker)
         if push is not None:

@@ -81,6 +81,7 @@ class CONTEXT:
     WAF_RATE_LIMIT = "a2a:wafRateLimit"
     FUNCTION_URL = "a2a:functionUrl"
     LWA_LAYER_ARN = "a2a:lwaLayerArn"
+    SNAP_START = "a2a:snapStart"
     MAX_ACTIVE_TASKS_PER_CALLER = "a2a:maxActiveTasksPerCaller"
     DESIRED_COUNT = "a2a:desiredCount"  # gone: GRPC_MIN_TASKS / GRPC_MAX_TASKS
     GRPC_MIN_TASKS = "a2a:grpcMinTasks"
@@ -171,7 +172,10 @@ class DeployConfig:
     waf_rate_limit: int = 1000  # requests per IP in 5 minutes
     # A streaming Function URL next to the REST API (no throttling or WAF in front of it).
     function_url: bool = False
-    lwa_layer_arn: str | None = None  # None: the published layer of infra/jsonrpc_api.py
+    lwa_layer_arn: str | None = None  # None: the published layer (infra/region.py)
+    # SnapStart on the door: None (unset) turns it on where the kit knows AWS offers it for
+    # Python and stops synth elsewhere (infra/region.py); true or false decides.
+    snap_start: bool | None = None
     max_active_tasks_per_caller: int | None = None  # None: no per-caller quota
     # The gRPC service scales on CPU between these (two tasks: one per AZ survives either AZ).
     grpc_min_tasks: int = 2
@@ -425,6 +429,8 @@ class DeployConfig:
             waf_rate_limit=_int(get, CONTEXT.WAF_RATE_LIMIT, default("waf_rate_limit")),
             function_url=_bool(get, CONTEXT.FUNCTION_URL, default("function_url")),
             lwa_layer_arn=_str(get, CONTEXT.LWA_LAYER_ARN),
+            snap_start=(None if get(CONTEXT.SNAP_START) in (None, "")
+                        else _bool(get, CONTEXT.SNAP_START, False)),
             max_active_tasks_per_caller=(
                 None if get(CONTEXT.MAX_ACTIVE_TASKS_PER_CALLER) in (None, "")
                 else _int(get, CONTEXT.MAX_ACTIVE_TASKS_PER_CALLER, 0)),

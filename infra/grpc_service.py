@@ -129,8 +129,22 @@ class GrpcService(Construct):
         self.vpc = ec2.Vpc(
             self, "Vpc", ip_addresses=ec2.IpAddresses.cidr(VPC_CIDR), max_azs=2,
             nat_gateways=nat_gateways,
+            # The default security group is left as EC2 makes it: nothing here uses it (the
+            # ALB and the tasks have their own). Stripping its rules takes a Node.js custom
+            # resource (the recommended flag's default) whose role has the managed
+            # AWSLambdaBasicExecutionRole (`*`) and whose log group never expires.
+            restrict_default_security_group=False,
         )
-        self.vpc.add_flow_log("FlowLog")
+        # Kept like the stack's other logs: a month, deleted with the stack (the default
+        # group keeps two years and outlives it).
+        self.flow_logs = logs.LogGroup(
+            self,
+            "FlowLogs",
+            retention=logs.RetentionDays.ONE_MONTH,
+            removal_policy=RemovalPolicy.DESTROY,
+        )
+        self.vpc.add_flow_log(
+            "FlowLog", destination=ec2.FlowLogDestination.to_cloud_watch_logs(self.flow_logs))
         # DynamoDB traffic and the image's layers (ECR keeps them in S3) stay off the NAT
         # gateways and their per-GB charge: gateway endpoints are free.
         self.vpc.add_gateway_endpoint("DynamoDb", service=ec2.GatewayVpcEndpointAwsService.DYNAMODB)
@@ -186,6 +200,9 @@ class GrpcService(Construct):
             assign_public_ip=False,
             vpc_subnets=ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_WITH_EGRESS),
             circuit_breaker=ecs.DeploymentCircuitBreaker(enable=True, rollback=True),
+            # Written out: CDK's feature flags dropped it from the template, and a change of
+            # DeploymentController can replace a deployed service.
+            deployment_controller=ecs.DeploymentController(type=ecs.DeploymentControllerType.ECS),
             min_healthy_percent=100,
         )
         # Fargate spreads a service's tasks over the subnets' AZs; the minimum keeps one in

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from aws_cdk import Aws, Duration, RemovalPolicy, Stack
+from aws_cdk import Annotations, Aws, Duration, RemovalPolicy, Stack
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_certificatemanager as acm
 from aws_cdk import aws_lambda as lambda_
@@ -33,7 +33,7 @@ from a2akit.settings import Settings
 from .bundle import RUN_SCRIPT
 from .roles import function_role
 
-__all__ = ["ADAPTER_ENVIRONMENT", "ALIAS", "HANDLER", "LWA_LAYER_ARN", "RUNTIME", "STAGE",
+__all__ = ["ADAPTER_ENVIRONMENT", "ALIAS", "HANDLER", "RUNTIME", "STAGE",
            "TIMEOUT_MARGIN_SECONDS", "DomainConfig", "JsonRpcApi"]
 
 HANDLER = RUN_SCRIPT  # the function's handler: the adapter runs it (handlers.stream)
@@ -42,9 +42,6 @@ HANDLER = RUN_SCRIPT  # the function's handler: the adapter runs it (handlers.st
 RUNTIME = lambda_.Runtime.PYTHON_3_13
 ALIAS = "live"
 STAGE = "a2a"  # the REST API's stage: https://ID.execute-api.REGION.amazonaws.com/a2a/
-# The Lambda Web Adapter's published arm64 layer (aws/aws-lambda-web-adapter, "Zip Packages";
-# commercial regions). Override with -c a2a:lwaLayerArn=... (China regions, a newer version).
-LWA_LAYER_ARN = f"arn:aws:lambda:{Aws.REGION}:753240598075:layer:LambdaAdapterLayerArm64:30"
 AFTER_RESTORE_PATH = "/_lwa/after-restore"  # handlers.stream serves it, the adapter guards it
 ADAPTER_ENVIRONMENT = {
     "AWS_LAMBDA_EXEC_WRAPPER": "/opt/bootstrap",  # the layer's bootstrap runs the handler
@@ -103,8 +100,9 @@ class JsonRpcApi(Construct):
         burst_limit: int,
         reserved_concurrency: int | None,
         domain: DomainConfig | None = None,
+        layer_arn: str,
+        snap_start: bool,
         function_url: bool = False,
-        layer_arn: str | None = None,
         memory_mb: int = 512,
     ) -> None:
         super().__init__(scope, construct_id)
@@ -126,19 +124,26 @@ class JsonRpcApi(Construct):
             handler=RUN_SCRIPT,
             code=lambda_.Code.from_asset(code_dir),
             layers=[lambda_.LayerVersion.from_layer_version_arn(
-                self, "WebAdapter", layer_arn or LWA_LAYER_ARN)],
+                self, "WebAdapter", layer_arn)],
             memory_size=memory_mb,
             timeout=timeout,
             environment={**environment, **ADAPTER_ENVIRONMENT},
             log_group=self.log_group,
             tracing=lambda_.Tracing.ACTIVE,
-            snap_start=lambda_.SnapStartConf.ON_PUBLISHED_VERSIONS,
+            # Off only where a2a:snapStart=false says so (infra/region.py).
+            snap_start=lambda_.SnapStartConf.ON_PUBLISHED_VERSIONS if snap_start else None,
             # A flood at the door never takes the concurrency the worker, the sweeper and the
             # push dispatcher need; beyond it callers get 429 from API Gateway.
             reserved_concurrent_executions=reserved_concurrency,
         )
         # A new version is published whenever the code or the configuration changes; the
-        # alias follows it, and callers only ever reach the alias.
+        # alias follows it, and callers only ever reach the alias. That is what CDK's warning
+        # asks for: acknowledged, so the CLI prints no stray warning (with its trace's last
+        # frame, the jsii runtime's program.js) on every synth.
+        if snap_start:
+            Annotations.of(self.function).acknowledge_warning(
+                "@aws-cdk/aws-lambda:snapStartRequirePublish",
+                "the alias `live` points at current_version: every change publishes a version")
         self.alias = lambda_.Alias(
             self, "Live", alias_name=ALIAS, version=self.function.current_version
         )
@@ -196,6 +201,20 @@ class JsonRpcApi(Construct):
             disable_execute_api_endpoint=domain is not None,
         )
         self.stage = self.rest_api.deployment_stage
+        # The stage's execution (error) logs go to a group whose name API Gateway fixes; left
+        # to it, it creates the group at the first error and keeps it forever. Made here, it
+        # keeps a month like the others and goes with the stack; the stage waits for it.
+        self.execution_logs = logs.LogGroup(
+            self,
+            "ExecutionLogs",
+            log_group_name=f"API-Gateway-Execution-Logs_{self.rest_api.rest_api_id}/{STAGE}",
+            retention=logs.RetentionDays.ONE_MONTH,
+            removal_policy=RemovalPolicy.DESTROY,
+        )
+        self.stage.node.add_dependency(self.execution_logs)
+        # One URL for the door, the stack's JsonRpcUrl: not RestApi's own Endpoint output,
+        # which repeats it, or names the execute-api URL a domain turns off.
+        self.rest_api.node.try_remove_child("Endpoint")
         if domain is not None and zone is not None:
             route53.ARecord(self, "Alias", zone=zone, record_name=domain.name,
                             target=route53.RecordTarget.from_alias(

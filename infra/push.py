@@ -15,18 +15,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import jsii
-from aws_cdk import Duration
+from aws_cdk import Duration, Names
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from a2akit.settings import ENV
 
+from .functions import bundle_function
 from .push_filter import PUSH_FILTER_PATTERN
-from .worker import bundle_function
 
 __all__ = [
     "DISPATCHER_TIMEOUT_SECONDS",
@@ -127,10 +126,12 @@ class PushDispatcher(Construct):
             iam.PolicyStatement(actions=list(READ_ACTIONS), resources=[table.table_arn])
         )
         self.dead_letter_queue.grant(self.function, "sqs:SendMessage")
-        # The event source grants reading the stream (DescribeStream, GetRecords,
-        # GetShardIterator on it; ListStreams, which has no resource).
-        self.event_source = sources.DynamoEventSource(
-            table,
+        # The mapping, held here (the stack makes the event writers depend on it). Its id is
+        # the one DynamoEventSource gave it, so its logical id stays that of deployed stacks.
+        assert table.table_stream_arn is not None  # infra/table.py turns the stream on
+        self.mapping = self.function.add_event_source_mapping(
+            f"DynamoDBEventSource:{Names.node_unique_id(table.node)}",
+            event_source_arn=table.table_stream_arn,
             # LATEST: a new or replaced mapping delivers from now on. TRIM_HORIZON would
             # resend up to 24 hours of old notifications whenever the mapping is recreated;
             # the stack keeps the push settings away from the front doors until the mapping
@@ -146,6 +147,6 @@ class PushDispatcher(Construct):
             parallelization_factor=_PARALLELIZATION_FACTOR,
             on_failure=_SendOnlyDestination(self.failed_batches),
         )
-        self.function.add_event_source(self.event_source)
-        (self.mapping,) = (child for child in self.function.node.children
-                           if isinstance(child, lambda_.EventSourceMapping))
+        # Reading the stream: DescribeStream, GetRecords, GetShardIterator on it; ListStreams,
+        # which has no resource.
+        table.grant_stream_read(self.function)

@@ -21,6 +21,7 @@ from .edge import RateLimitAcl
 from .grpc_service import GrpcService
 from .jsonrpc_api import DomainConfig, JsonRpcApi
 from .push import PushDispatcher
+from .region import Placement
 from .sweeper import LeaseSweeper
 from .table import INDEX_ACTIONS, TaskTable, table_actions
 from .worker import QueueWorker
@@ -47,11 +48,13 @@ class A2AStack(Stack):
         *,
         config: DeployConfig,
         lambda_bundle: str,
+        placement: Placement,
         image_context: Path | None = None,
         **kwargs: Any,
     ) -> None:
-        """`image_context`: the gRPC image's staged build context (an agent project's);
-        None builds it from the kit's tree."""
+        """`placement`: the checked region and what the door uses there (infra/region.py);
+        `image_context`: the gRPC image's staged build context (an agent project's); None
+        builds it from the kit's tree."""
         super().__init__(scope, construct_id, **kwargs)
         self.table = TaskTable(self, "Tasks", retain=config.retain_table,
                                deletion_protection=config.deletion_protection)
@@ -139,7 +142,8 @@ class A2AStack(Stack):
                                 zone_name=config.hosted_zone_name)
             if config.domain_name else None,
             function_url=config.function_url,
-            layer_arn=config.lwa_layer_arn,
+            layer_arn=placement.layer_arn,
+            snap_start=placement.snap_start,
         )
         self.waf: RateLimitAcl | None = None
         if config.waf:
@@ -166,12 +170,12 @@ class A2AStack(Stack):
         self._grant_keys(self.jsonrpc.function.role)
 
         self.grpc: GrpcService | None = None
+        grpc_zone: route53.IHostedZone | None = None
         if config.grpc:
             # DeployConfig requires both with gRPC.
             assert config.grpc_certificate_arn is not None and config.grpc_domain_name
-            zone = None
             if config.grpc_hosted_zone_id and config.grpc_hosted_zone_name:
-                zone = route53.HostedZone.from_hosted_zone_attributes(
+                grpc_zone = route53.HostedZone.from_hosted_zone_attributes(
                     self, "GrpcZone", hosted_zone_id=config.grpc_hosted_zone_id,
                     zone_name=config.grpc_hosted_zone_name)
             self.grpc = GrpcService(
@@ -196,7 +200,7 @@ class A2AStack(Stack):
                 stream_budget_seconds=config.grpc_stream_budget_seconds,
                 shutdown_grace_seconds=Settings.shutdown_grace_seconds,
                 allowed_cidrs=config.grpc_allowed_cidrs,
-                zone=zone,
+                zone=grpc_zone,
                 image_context=image_context,
             )
             # Both bindings advertise the same card, so the Lambda names the gRPC address too.
@@ -224,6 +228,7 @@ class A2AStack(Stack):
             rest_api=self.jsonrpc.rest_api,
             stream_budget_seconds=config.stream_budget_seconds,
             sweeper=self.sweeper.function,
+            failed_sweeps=self.sweeper.failed,
             table=self.table.table,
             worker=self.worker,
             grpc=self.grpc,
@@ -259,6 +264,20 @@ class A2AStack(Stack):
                 value=self.grpc.address,
                 description="gRPC host:port (TLS): a2a:grpcDomainName, pointing at the ALB",
             )
+            if grpc_zone is None:
+                CfnOutput(self, "GrpcLoadBalancerDnsName",
+                          value=self.grpc.load_balancer.load_balancer_dns_name,
+                          description="the internal ALB: point a2a:grpcDomainName at it (no "
+                          "a2a:grpcHostedZoneId, so the stack made no record)")
+        domain = self.jsonrpc.rest_api.domain_name
+        if domain is not None and config.hosted_zone_id is None:
+            CfnOutput(self, "DomainNameTarget", value=domain.domain_name_alias_domain_name,
+                      description="point a2a:domainName at it: a CNAME, or an alias record "
+                      "with DomainNameTargetZoneId (no a2a:hostedZoneId, so the stack made "
+                      "no record)")
+            CfnOutput(self, "DomainNameTargetZoneId",
+                      value=domain.domain_name_alias_hosted_zone_id,
+                      description="the hosted zone of DomainNameTarget, for an alias record")
         self._suppress_nag_findings()
 
     def _deliver_from_the_start(self) -> None:
@@ -428,16 +447,19 @@ class A2AStack(Stack):
                     " of its own: keys are rotated by adding and removing records.",
                 )
             )
+        dead_letter_stores = [self.sweeper.failed]
         if self.push is not None:
-            for queue in (self.push.dead_letter_queue, self.push.failed_batches):
-                Validations.of(queue).acknowledge(
-                    Acknowledgment(
-                        id="AwsSolutions-SQS3",
-                        reason="A dead-letter store itself: the push dispatcher (failed"
-                        " deliveries) or Lambda (stream batches it gave up on) writes here, and"
-                        " only people read it, with an alarm on its depth.",
-                    )
+            dead_letter_stores += [self.push.dead_letter_queue, self.push.failed_batches]
+        for queue in dead_letter_stores:
+            Validations.of(queue).acknowledge(
+                Acknowledgment(
+                    id="AwsSolutions-SQS3",
+                    reason="A dead-letter store itself: Lambda or EventBridge (failed or"
+                    " undelivered sweeps), the push dispatcher (failed deliveries) or Lambda"
+                    " (stream batches it gave up on) writes here, and only people read it,"
+                    " with an alarm on its depth.",
                 )
+            )
         if self.grpc is not None:
             execution_role = self.grpc.service.task_definition.execution_role
             assert execution_role is not None

@@ -1,25 +1,22 @@
 """Queue mode: the task queue and its dead-letter queue, and the worker Lambda that runs
-agents from it (the JSON-RPC bundle, another handler). Also the Lambda helper that the
-sweeper (infra/sweeper.py) shares."""
+agents from it (the JSON-RPC bundle, another handler: infra/functions.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from aws_cdk import Duration, RemovalPolicy
-from aws_cdk import aws_lambda as lambda_
+from aws_cdk import Duration
 from aws_cdk import aws_lambda_event_sources as sources
-from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from .jsonrpc_api import RUNTIME
+from .functions import bundle_function
 from .queue_timing import QueueTiming
-from .roles import function_role
 
-__all__ = ["WORKER_HANDLER", "QueueWorker", "bundle_function"]
+__all__ = ["WORKER_HANDLER", "QueueWorker"]
 
 WORKER_HANDLER = "handlers.worker.handler"
+
 
 class QueueWorker(Construct):
     """Exposes `queue`, `dead_letter_queue` and `function` (the worker), so the stack can
@@ -72,37 +69,3 @@ class QueueWorker(Construct):
             sources.SqsEventSource(self.queue, batch_size=1, report_batch_item_failures=True,
                                    max_concurrency=max_concurrency)
         )
-
-
-def bundle_function(
-    scope: Construct,
-    construct_id: str,
-    *,
-    handler: str,
-    code_dir: str,
-    timeout: Duration,
-    environment: Mapping[str, str],
-    memory_mb: int,
-) -> lambda_.Function:
-    """A function from the Lambda bundle, as the JSON-RPC one is made: arm64, the bundle's
-    Python, its own log group (and a role that may write only there), traced."""
-    log_group = logs.LogGroup(
-        scope,
-        f"{construct_id}Logs",
-        retention=logs.RetentionDays.ONE_MONTH,
-        removal_policy=RemovalPolicy.DESTROY,
-    )
-    return lambda_.Function(
-        scope,
-        construct_id,
-        role=function_role(scope, f"{construct_id}Role", log_group),
-        runtime=RUNTIME,
-        architecture=lambda_.Architecture.ARM_64,
-        handler=handler,
-        code=lambda_.Code.from_asset(code_dir),
-        memory_size=memory_mb,
-        timeout=timeout,
-        environment=dict(environment),
-        log_group=log_group,
-        tracing=lambda_.Tracing.ACTIVE,
-    )

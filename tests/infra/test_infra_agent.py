@@ -148,11 +148,13 @@ def test_the_agent_s_access_is_on_exactly_the_roles_that_run_it(
         **POLICY["Statement"][0], "Resource": POLICY["Statement"][0]["Resource"][0]}]
     secrets, parameters = policies[reads["Ref"]]["Properties"]["PolicyDocument"]["Statement"]
     assert secrets["Action"] == "secretsmanager:GetSecretValue"
-    assert secrets["Resource"][1] == SECRET_ARN
-    assert secrets["Resource"][0]["Fn::Join"][1][-1] == ":secret:agents/model-key-??????"
+    # In any order (CDK sorts a statement's resources).
+    (by_name,) = [r for r in secrets["Resource"] if isinstance(r, dict)]
+    assert sorted(secrets["Resource"], key=str) == sorted([SECRET_ARN, by_name], key=str)
+    assert by_name["Fn::Join"][1][-1] == ":secret:agents/model-key-??????"
     assert parameters["Action"] == "ssm:GetParameter"
-    assert [r["Fn::Join"][1][-1] for r in parameters["Resource"]] == [
-        ":parameter/agents/model-id", ":parameter/agent-region"]
+    assert sorted(r["Fn::Join"][1][-1] for r in parameters["Resource"]) == [
+        ":parameter/agent-region", ":parameter/agents/model-id"]
     # No role gets secrets or parameters any other way (auth=jwt: no API-key secret).
     for resource in template.find_resources("AWS::IAM::Policy").values():
         for statement in resource["Properties"]["PolicyDocument"]["Statement"]:

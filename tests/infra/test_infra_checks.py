@@ -69,3 +69,30 @@ def test_cfn_lint_finds_nothing(fixture: str, request: pytest.FixtureRequest) ->
     _, path = request.getfixturevalue(fixture)
     matches = lint_file(path, config=ManualArgs(ignore_checks=_IGNORED_LINT_CHECKS))
     assert [str(match) for match in matches] == []
+
+
+# Documented variants beyond the two fixtures, each in one synth: the door's own domain by
+# certificate with the other edge and auth settings, and a stack outside the aws partition
+# (infra/README.md, "Regions and partitions").
+_CERTIFICATE = "arn:aws:acm:us-east-1:111111111111:certificate/11111111-1111-1111-1111-111111111111"
+_LINTED_VARIANTS = {
+    "domain-by-certificate": {
+        "a2a:grpc": "false", "a2a:domainName": "agent.example.com",
+        "a2a:certificateArn": _CERTIFICATE, "a2a:auth": "apiKey", "a2a:waf": "true",
+        "a2a:functionUrl": "true", "a2a:execution": "inline"},
+    "china": {
+        "a2a:grpc": "false", "a2a:region": "cn-north-1", "a2a:snapStart": "false",
+        "a2a:lwaLayerArn":
+            "arn:aws-cn:lambda:cn-north-1:041581134020:layer:LambdaAdapterLayerArm64:30"},
+}
+
+
+@pytest.mark.parametrize("variant", sorted(_LINTED_VARIANTS))
+def test_cfn_lint_finds_nothing_in_other_variants(
+    variant: str, synth: Callable[..., tuple[Any, Template, Path]], empty_bundle: Path,
+    tmp_path: Path
+) -> None:
+    _, _, path = synth(empty_bundle, tmp_path, **_LINTED_VARIANTS[variant])
+    matches = lint_file(path, config=ManualArgs(ignore_checks=_IGNORED_LINT_CHECKS))
+    assert [str(match) for match in matches] == []
+

@@ -20,7 +20,7 @@ from infra.config import ConfigError, DeployConfig
 from infra.jsonrpc_api import ADAPTER_ENVIRONMENT, HANDLER, STAGE
 from infra.stack import PROJECT_ROOT
 from infra.worker import WORKER_HANDLER
-from tests.support.template import Synth, lambda_function, only
+from tests.support.template import Synth, lambda_function, logical_id, only
 
 CERTIFICATE = "arn:aws:acm:us-east-1:111111111111:certificate/11111111-1111-1111-1111-111111111111"
 
@@ -125,13 +125,46 @@ def test_each_door_gets_its_domain_name(
     variables = _function(template, HANDLER)["Environment"]["Variables"]
     assert variables[ENV.PUBLIC_URL] == "https://agent.example.com/"
     assert variables[ENV.GRPC_ADDRESS] == "grpc.example.internal:443"
-    assert template.find_outputs("*")["GrpcAddress"]["Value"] == "grpc.example.internal:443"
+    outputs = template.find_outputs("*")
+    assert outputs["GrpcAddress"]["Value"] == "grpc.example.internal:443"
+    # The zones hold the alias records: no DNS target to point a name at by hand, and the
+    # one URL is the domain's.
+    assert set(outputs) & {"DomainNameTarget", "DomainNameTargetZoneId",
+                           "GrpcLoadBalancerDnsName"} == set()
+    assert [key for key, output in outputs.items() if "execute-api" in json.dumps(output)] == []
     template.has_resource_properties("AWS::ElasticLoadBalancingV2::Listener",
                                      {"Certificates": [{"CertificateArn": CERTIFICATE}]})
     ingress = [rule["CidrIp"] for group in
                template.find_resources("AWS::EC2::SecurityGroup").values()
                for rule in group["Properties"].get("SecurityGroupIngress", [])]
     assert sorted(ingress) == ["10.0.0.0/16", "172.16.0.0/12"]
+
+
+def test_names_without_a_zone_get_their_dns_targets_as_outputs(
+    synth: Synth, empty_bundle: Path, tmp_path: Path
+) -> None:
+    """With a certificate by ARN and no zone, the user points the name at the regional domain
+    name; a gRPC name without a zone, at the ALB: both are outputs. The execute-api URL,
+    which the domain turns off, is not."""
+    _, template, _ = synth(empty_bundle, tmp_path, **{
+        "a2a:domainName": "agent.example.com", "a2a:certificateArn": CERTIFICATE})
+    outputs = template.find_outputs("*")
+    domain_id = logical_id(template, "AWS::ApiGateway::DomainName")
+    assert outputs["DomainNameTarget"]["Value"] == {
+        "Fn::GetAtt": [domain_id, "RegionalDomainName"]}
+    assert outputs["DomainNameTargetZoneId"]["Value"] == {
+        "Fn::GetAtt": [domain_id, "RegionalHostedZoneId"]}
+    assert outputs["JsonRpcUrl"]["Value"] == "https://agent.example.com/"
+    assert [key for key, output in outputs.items() if "execute-api" in json.dumps(output)] == []
+    balancer_id = logical_id(template, "AWS::ElasticLoadBalancingV2::LoadBalancer")
+    assert outputs["GrpcLoadBalancerDnsName"]["Value"] == {
+        "Fn::GetAtt": [balancer_id, "DNSName"]}
+
+
+def test_without_a_domain_the_stage_url_is_output_once(template: Template) -> None:
+    urls = [key for key, output in template.find_outputs("*").items()
+            if "execute-api" in json.dumps(output)]
+    assert urls == ["JsonRpcUrl"]
 
 
 def test_a_streaming_function_url_only_when_asked_for(
@@ -166,7 +199,8 @@ def test_door_context_mistakes_name_their_key(context: dict[str, Any], key: str)
 
 def test_the_committed_context_needs_no_certificate() -> None:
     committed = json.loads((PROJECT_ROOT / "cdk.json").read_text())["context"]
-    assert not [key for key in committed if "certificate" in key.lower()]
+    assert not [key for key in committed
+                if key.startswith("a2a:") and "certificate" in key.lower()]
     config = DeployConfig.from_context(committed.get)
     assert config.grpc is False and config.domain_name is None
 

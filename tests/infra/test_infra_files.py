@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import tarfile
 import tomllib
+from pathlib import Path
 from typing import Any
+
+import aws_cdk
 
 from infra.config import CONTEXT, DeployConfig
 from infra.stack import PROJECT_ROOT
@@ -47,3 +51,16 @@ def test_bundle_bytecode_is_checked_by_hash(tmp_path: Any) -> None:
     cached = tmp_path / "pkg" / importlib.util.cache_from_source("mod.py")
     flags = int.from_bytes(cached.read_bytes()[4:8], "little")
     assert flags == 0b01  # hash-based, unchecked (PEP 552)
+
+
+def test_cdk_json_sets_the_recommended_feature_flags_of_the_pinned_library() -> None:
+    """What `cdk init` writes for the pinned aws-cdk-lib (its recommended-feature-flags.json,
+    read from the package's jsii bundle): every flag, at its recommended value, so synth leaves
+    none unset and a library bump that adds flags fails here until cdk.json follows."""
+    (bundle,) = (Path(aws_cdk.__file__).parent / "_jsii").glob("aws-cdk-lib@*.jsii.tgz")
+    with tarfile.open(bundle) as archive:
+        member = archive.extractfile("package/recommended-feature-flags.json")
+        assert member is not None
+        recommended: dict[str, Any] = json.load(member)
+    context = json.loads((PROJECT_ROOT / "cdk.json").read_text())["context"]
+    assert {flag: context.get(flag) for flag in recommended} == recommended

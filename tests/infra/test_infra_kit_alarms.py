@@ -133,7 +133,8 @@ def test_push_dead_letters_and_dead_letter_queues_stay_alarmed(push_template: Te
     depth = [alarm["Properties"] for alarm in
              push_template.find_resources("AWS::CloudWatch::Alarm").values()
              if alarm["Properties"].get("MetricName") == "ApproximateNumberOfMessagesVisible"]
-    assert len(depth) == 3  # the task queue's DLQ, the push DLQ, the failed stream batches
+    # The task queue's DLQ, the push DLQ, the failed stream batches, the failed sweeps.
+    assert len(depth) == 4
     assert {alarm["TreatMissingData"] for alarm in depth} == {"notBreaching"}
 
 

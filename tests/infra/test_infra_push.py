@@ -25,9 +25,12 @@ from infra.push import (
     READ_ACTIONS,
 )
 from infra.push_filter import PUSH_FILTER_PATTERN
+from infra.stack import A2AStack
 from infra.sweeper import SWEEPER_HANDLER
 from infra.worker import WORKER_HANDLER
+from tests.infra.conftest import PUSH_CONTEXT
 from tests.support.template import (
+    Synth,
     as_list,
     environments,
     lambda_function,
@@ -126,6 +129,23 @@ def test_the_push_settings_reach_processes_only_once_the_mapping_exists(
     assert len(writers) == 4
     for writer in writers:
         assert mapping_id in resources[writer]["DependsOn"], writer
+
+
+def test_the_dispatcher_holds_the_mapping_it_made(
+    synth: Synth, empty_bundle: Path, tmp_path: Path
+) -> None:
+    """PushDispatcher.mapping is the stream mapping in the template (a reference, not a search
+    of the function's children), under the id DynamoEventSource gave it: deployed stacks keep
+    their mapping."""
+    app, template, _ = synth(empty_bundle, tmp_path, **PUSH_CONTEXT)
+    (stack,) = (child for child in app.node.children if isinstance(child, A2AStack))
+    assert stack.push is not None
+    mapping = stack.push.mapping
+    assert mapping.node.id.startswith("DynamoDBEventSource:")
+    (mapping_id,) = [key for key, m in template.find_resources(
+        "AWS::Lambda::EventSourceMapping").items()
+        if m["Properties"]["EventSourceArn"] == {"Fn::GetAtt": [_table_id(template), "StreamArn"]}]
+    assert stack.get_logical_id(mapping.node.default_child) == mapping_id  # type: ignore[arg-type]
 
 
 # --- settings on every process ------------------------------------------------------------

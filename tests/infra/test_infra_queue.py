@@ -22,6 +22,7 @@ from tests.support.template import (
     environments,
     lambda_function,
     role_of,
+    statements,
     task_role,
     tls_only_queues,
 )
@@ -33,9 +34,18 @@ _CONSUME = {"sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueUr
             "sqs:DeleteMessage", "sqs:GetQueueAttributes"}
 
 
+def _failed_sweeps(template: Template) -> str:
+    """The id of the sweeper's queue (its asynchronous invocations' on-failure destination)."""
+    (config,) = template.find_resources("AWS::Lambda::EventInvokeConfig").values()
+    queue_id: str = config["Properties"]["DestinationConfig"]["OnFailure"]["Destination"][
+        "Fn::GetAtt"][0]
+    return queue_id
+
+
 def _queues(template: Template) -> tuple[str, dict[str, Any], str, dict[str, Any]]:
     """(task queue id, its properties, dead-letter queue id, its properties)."""
     queues = template.find_resources("AWS::SQS::Queue")
+    queues.pop(_failed_sweeps(template))
     assert len(queues) == 2
     (task_id,) = [key for key, q in queues.items() if "RedrivePolicy" in q["Properties"]]
     (dlq_id,) = [key for key in queues if key != task_id]
@@ -54,7 +64,7 @@ def test_the_queue_has_a_dead_letter_queue_encryption_and_tls(template: Template
     for queue in (task, dlq):
         assert queue["SqsManagedSseEnabled"] is True
     assert dlq["MessageRetentionPeriod"] == 14 * 86400
-    assert tls_only_queues(template) == {task_id, dlq_id}
+    assert tls_only_queues(template) == {task_id, dlq_id, _failed_sweeps(template)}
 
 
 def test_the_worker_consumes_one_record_at_a_time_with_partial_failures(
@@ -90,13 +100,44 @@ def test_the_sweeper_runs_every_minute(template: Template) -> None:
         "FunctionName": {"Fn::GetAtt": [sweeper_id, "Arn"]}})
 
 
+def test_a_failed_sweep_is_kept_and_alarmed(template: Template) -> None:
+    """The schedule invokes the sweeper asynchronously: no retry (the next sweep is a minute
+    later, and one older than a minute is dropped), and an invocation that failed, or that
+    EventBridge could not deliver, leaves a record in the sweeper's own queue, which alarms."""
+    sweeper_id, sweeper = lambda_function(template, SWEEPER_HANDLER)
+    (config,) = [c["Properties"] for c in template.find_resources(
+        "AWS::Lambda::EventInvokeConfig").values()
+        if c["Properties"]["FunctionName"] == {"Ref": sweeper_id}]
+    assert config["MaximumRetryAttempts"] == 0
+    assert config["MaximumEventAgeInSeconds"] == 60
+    failed_id = config["DestinationConfig"]["OnFailure"]["Destination"]["Fn::GetAtt"][0]
+    failed = template.to_json()["Resources"][failed_id]
+    assert failed["Type"] == "AWS::SQS::Queue"
+    assert failed["Properties"]["SqsManagedSseEnabled"] is True
+    assert failed["Properties"]["MessageRetentionPeriod"] == 14 * 86400
+    assert failed_id in tls_only_queues(template)
+    (rule,) = template.find_resources("AWS::Events::Rule").values()
+    (target,) = rule["Properties"]["Targets"]
+    assert target["RetryPolicy"]["MaximumRetryAttempts"] == 0
+    assert target["DeadLetterConfig"] == {"Arn": {"Fn::GetAtt": [failed_id, "Arn"]}}
+    # Lambda sends with the function's role: SendMessage on that queue and nothing else.
+    assert [(s["Action"], s["Resource"]) for s in statements(template, role_of(sweeper))
+            if str(s["Action"]).startswith("sqs:")] == [
+        ("sqs:SendMessage", {"Fn::GetAtt": [failed_id, "Arn"]})]
+    template.has_resource_properties("AWS::CloudWatch::Alarm", {
+        "MetricName": "ApproximateNumberOfMessagesVisible", "Namespace": "AWS/SQS",
+        "Dimensions": [{"Name": "QueueName",
+                        "Value": {"Fn::GetAtt": [failed_id, "QueueName"]}}],
+        "Threshold": 1, "AlarmActions": Match.any_value()})
+
+
 def test_queue_grants_are_least_privilege(template: Template) -> None:
     _, front = lambda_function(template, HANDLER)
     _, worker = lambda_function(template, WORKER_HANDLER)
     _, sweeper = lambda_function(template, SWEEPER_HANDLER)
     assert actions_of(template, role_of(front), "sqs:") == _SEND
     assert actions_of(template, role_of(worker), "sqs:") == _CONSUME
-    assert actions_of(template, role_of(sweeper), "sqs:") == set()
+    assert actions_of(template, role_of(sweeper), "sqs:") == _SEND  # its failed sweeps
     # The gRPC container enqueues by default (its agents outlive its deploys).
     assert actions_of(template, task_role(template), "sqs:") == _SEND
 
@@ -118,7 +159,7 @@ def test_inline_context_deploys_no_queue_but_keeps_the_sweeper(
 ) -> None:
     _, template, _ = synth(empty_bundle, tmp_path, **{"a2a:execution": "inline",
                                                       "a2a:grpcExecution": "inline"})
-    template.resource_count_is("AWS::SQS::Queue", 0)
+    assert list(template.find_resources("AWS::SQS::Queue")) == [_failed_sweeps(template)]
     _, front = lambda_function(template, HANDLER)
     assert ENV.EXECUTION not in front["Environment"]["Variables"]
     assert [r["Properties"]["Handler"]

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from aws_cdk import cx_api as cxapi
 from aws_cdk.assertions import Match, Template
 
 from a2akit.settings import ENV, Settings
@@ -22,7 +23,7 @@ from a2akit.store.table import (
 )
 from infra.config import ConfigError, DeployConfig
 from infra.grpc_service import GRPC_HEALTH_CHECK_PATH, HTTPS_PORT
-from infra.jsonrpc_api import ALIAS, HANDLER
+from infra.jsonrpc_api import ALIAS, HANDLER, STAGE
 from infra.sweeper import SWEEPER_HANDLER
 from infra.table import INDEX_ACTIONS, RUN_ACTIONS, SERVE_ACTIONS, SWEEP_ACTIONS
 from infra.worker import WORKER_HANDLER
@@ -229,12 +230,13 @@ def test_table_grants_name_the_table_and_its_indexesonly(template: Template) -> 
         resources = as_list(statement["Resource"])
         if resources != [table_arn]:
             assert actions == sorted(INDEX_ACTIONS)
-            index_grants.append(resources)
+            index_grants.append(sorted(resources, key=str))  # in any order
         assert "dynamodb:Scan" not in actions
         assert not any(a.endswith("*") for a in actions)
     lists = [_index_arn(template, index) for index, _ in LIST_INDEXES]
     leases = [_index_arn(template, LEASE_INDEX)]
-    assert sorted(index_grants, key=len) == [leases, lists, lists + leases]
+    assert sorted(index_grants, key=len) == [
+        sorted(grant, key=str) for grant in (leases, lists, lists + leases)]
 
 
 def _table_actions(template: Template, role: str) -> set[str]:
@@ -287,6 +289,26 @@ def test_each_function_writes_only_its_own_log_group(template: Template) -> None
 # --- alarms and outputs ------------------------------------------------------------------
 
 
+def test_every_log_group_keeps_a_month_and_goes_with_the_stack(template: Template) -> None:
+    """The functions', the container's, the access log's, the VPC flow log's and API Gateway's
+    execution log (whose name API Gateway fixes; it would otherwise create the group itself,
+    kept forever): 30 days, deleted with the stack."""
+    groups = template.find_resources("AWS::Logs::LogGroup")
+    for key, group in groups.items():
+        assert group["Properties"]["RetentionInDays"] == 30, key
+        assert group["DeletionPolicy"] == "Delete", key
+    (flow_log,) = template.find_resources("AWS::EC2::FlowLog").values()
+    assert flow_log["Properties"]["LogGroupName"]["Ref"] in groups
+    api_id = logical_id(template, "AWS::ApiGateway::RestApi")
+    execution = [key for key, group in groups.items()
+                 if group["Properties"].get("LogGroupName") == {"Fn::Join": ["", [
+                     "API-Gateway-Execution-Logs_", {"Ref": api_id}, f"/{STAGE}"]]}]
+    assert len(execution) == 1
+    # The stage logs only once its group exists (else API Gateway creates one first).
+    (stage,) = template.find_resources("AWS::ApiGateway::Stage").values()
+    assert execution[0] in stage["DependsOn"]
+
+
 def test_alarms_cover_errors_throttles_and_unhealthy_targets(template: Template) -> None:
     alarms = template.find_resources("AWS::CloudWatch::Alarm")
     metric_names = set()
@@ -312,6 +334,18 @@ def test_outputs_name_the_endpoints_and_table(template: Template) -> None:
     assert {"JsonRpcUrl", "GrpcAddress", "TableName"} <= set(outputs)
     # No Function URL unless asked for: it would be a door without the edge's limits.
     assert "FunctionUrl" not in outputs
+
+
+def test_synth_leaves_no_warning_for_the_cli_to_print(
+    synth: Synth, empty_bundle: Path, tmp_path: Path
+) -> None:
+    """The CDK CLI prints each construct warning with the last frame of its trace, the jsii
+    runtime's program.js: the stack acknowledges what it does on purpose (SnapStart with a
+    published version behind the alias), so nothing stray reaches the terminal."""
+    app, _, _ = synth(empty_bundle, tmp_path, **{"a2a:push": "true"})
+    (stack,) = app.synth().stacks
+    assert [(m.id, m.entry.data) for m in stack.messages
+            if m.level != cxapi.SynthesisMessageLevel.INFO] == []
 
 
 # --- configuration -----------------------------------------------------------------------

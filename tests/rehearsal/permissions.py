@@ -70,7 +70,8 @@ def allowed(template: dict[str, Any], role: str, names: Mapping[str, str]) -> se
 
 
 def made_by_aws(template: dict[str, Any], function: str, names: Mapping[str, str]) -> set[Call]:
-    """What the function's event source mappings and their on-failure destinations need."""
+    """What the function's event source mappings, their on-failure destinations and those of
+    its asynchronous invocations need."""
     needed: set[Call] = set()
     for mapping in template["Resources"].values():
         properties = mapping.get("Properties", {})
@@ -82,6 +83,15 @@ def made_by_aws(template: dict[str, Any], function: str, names: Mapping[str, str
         needed.update(Call(action, source) for action in poller)
         if source.endswith("/stream"):
             needed.add(Call("dynamodb:ListStreams", "*"))
+        destination = properties.get("DestinationConfig", {}).get("OnFailure", {})
+        if destination:
+            needed.add(Call("sqs:SendMessage", _symbol(destination["Destination"], names)))
+    # Asynchronous invocations' on-failure destinations (the sweeper's failed sweeps).
+    for config in template["Resources"].values():
+        properties = config.get("Properties", {})
+        if config["Type"] != "AWS::Lambda::EventInvokeConfig" or properties[
+                "FunctionName"] != {"Ref": function}:
+            continue
         destination = properties.get("DestinationConfig", {}).get("OnFailure", {})
         if destination:
             needed.add(Call("sqs:SendMessage", _symbol(destination["Destination"], names)))
