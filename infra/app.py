@@ -76,7 +76,8 @@ def build_app(app: App | None = None, *, lambda_bundle: str | None = None,
         if bundle is None:
             # An agent project's folder apart from the kit's: switching does not rebuild both.
             target = build / ("lambda" if agent is None else "lambda-agent")
-            build_bundle(target, jwt=config.auth == AUTH.JWT, push=config.push, lock=lock,
+            build_bundle(target, jwt=config.auth == AUTH.JWT or config.card_signing,
+                         push=config.push, lock=lock,
                          agent=agent)
             bundle = str(target)
         check_size(Path(bundle))

@@ -100,6 +100,8 @@ class CONTEXT:
     LEASE_SECONDS = "a2a:leaseSeconds"
     QUEUE_MAX_RECEIVES = "a2a:queueMaxReceives"
     PUSH = "a2a:push"
+    PLAYGROUND = "a2a:playground"  # the browser page on the door (docs/playground.md)
+    CARD_SIGNING = "a2a:cardSigning"  # a KMS key signs the agent card (docs/signing.md)
     # Authentication (infra/README.md, "Authentication").
     AUTH = "a2a:auth"
     JWT_ISSUER = "a2a:jwtIssuer"
@@ -206,6 +208,11 @@ class DeployConfig:
     # delivers them (infra/push.py). Off by default: it lets agents' callers make the stack
     # send HTTP requests to the internet.
     push: bool = False
+    # The playground page on the front door (A2A_PLAYGROUND), behind the same authentication
+    # as every call; off by default.
+    playground: bool = False
+    # Signed agent cards: a KMS key (retained) only the front door's role may sign with.
+    card_signing: bool = False
     auth: str = AUTH.JWT
     jwt_issuer: str | None = None  # None with auth=jwt: the stack's own Cognito user pool
     jwt_audience: str | None = None  # comma-separated; the Cognito app client by default
@@ -459,6 +466,8 @@ class DeployConfig:
                 get, CONTEXT.QUEUE_MAX_RECEIVES, default("queue_max_receives")
             ),
             push=_bool(get, CONTEXT.PUSH, default("push")),
+            playground=_bool(get, CONTEXT.PLAYGROUND, default("playground")),
+            card_signing=_bool(get, CONTEXT.CARD_SIGNING, default("card_signing")),
             auth=_str(get, CONTEXT.AUTH) or default("auth"),
             jwt_issuer=_str(get, CONTEXT.JWT_ISSUER),
             jwt_audience=_str(get, CONTEXT.JWT_AUDIENCE),

@@ -15,6 +15,7 @@ from a2akit.settings import ENV, QUEUE, STREAM, Settings
 from .agent_access import AgentAccess
 from .alarms import Alarms
 from .auth import ApiKeySecret, CognitoIssuer
+from .card_signing import CardSigningKey
 from .config import AUTH, DeployConfig
 from .dashboard import Dashboard
 from .edge import RateLimitAcl
@@ -150,6 +151,14 @@ class A2AStack(Stack):
             self.waf = RateLimitAcl(self, "Waf", stage_arn=self.jsonrpc.stage.stage_arn,
                                     limit=config.waf_rate_limit)
         self.jsonrpc.function.add_environment(ENV.PUBLIC_URL, self.jsonrpc.url)
+        if config.playground:
+            self.jsonrpc.function.add_environment(ENV.PLAYGROUND, "true")
+        self.card_key: CardSigningKey | None = None
+        if config.card_signing:
+            self.card_key = CardSigningKey(self, "CardSigning")
+            self.card_key.grant_sign(self.jsonrpc.function.role)
+            self.jsonrpc.function.add_environment(ENV.CARD_SIGNING_KMS_KEY_ID,
+                                                  self.card_key.key.key_arn)
         self._grant_table(self.jsonrpc.function.role,
                           table_actions(serves=True, runs=config.execution != QUEUE),
                           *self.table.index_arns)
