@@ -264,6 +264,7 @@ async def test_error_matches_catalogue(clients: dict[str, Client], binding: str,
 
 
 @pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.spec("5.1", "MUST", "Every binding answers the same error for the same failure")
 async def test_error_is_the_same_on_every_binding(clients: dict[str, Client],
                                                   case: str) -> None:
     _, provoke = CASES[case]
@@ -272,6 +273,7 @@ async def test_error_is_the_same_on_every_binding(clients: dict[str, Client],
 
 
 @pytest.mark.parametrize(("origin", "other"), PAIRS)
+@pytest.mark.spec("5.1", "MUST", "A task created on one binding is the same task on the others")
 async def test_task_created_on_one_binding_is_seen_on_the_other(
         clients: dict[str, Client], origin: str, other: str) -> None:
     created = await _completed_task(clients[origin])
@@ -330,6 +332,7 @@ async def _every_operation(client: Client, task: pb.Task) -> dict[str, Any]:
     return out
 
 
+@pytest.mark.spec("5.1", "MUST", "Every binding offers the same operations with the same results")
 async def test_every_operation_answers_alike(clients: dict[str, Client]) -> None:
     task = await _completed_task(clients["rest"])
     seen = {name: await _every_operation(client, task) for name, client in clients.items()}

@@ -72,6 +72,7 @@ async def _histories(kit: tuple[httpx.AsyncClient, Env03], task_id: str) -> dict
     return seen
 
 
+@pytest.mark.spec("3.2.4", "MUST", "At most historyLength messages of history are returned")
 async def test_history_length_over_the_limit_is_served_capped(
         kit: tuple[httpx.AsyncClient, Env03], monkeypatch: pytest.MonkeyPatch) -> None:
     http, _ = kit

@@ -66,6 +66,9 @@ class _Extended:
 
 
 @pytest.mark.parametrize("kind", ["ec", "rsa"])
+@pytest.mark.spec("8.4", "MAY", (
+    "The agent card carries a JWS signature over its canonical form (verified by "
+    "a2a-sdk)"))
 def test_the_sdk_verifies_the_served_card_and_refuses_a_changed_one(
         tmp_path: Path, sdk_python: Path, kind: str) -> None:
     key = (ec.generate_private_key(ec.SECP256R1()) if kind == "ec"

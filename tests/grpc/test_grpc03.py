@@ -38,6 +38,8 @@ async def _task(env: Env03, text: str = "hello", **fields: Any) -> pb03.Task:
 
 
 @pytest.mark.parametrize("blocking", [True, None])  # None: no configuration (blocks, 1.0 default)
+@pytest.mark.spec(
+    "0.3 7.1", "MUST", "SendMessage on the 0.3 gRPC service honours blocking", generation="0.3")
 async def test_send_blocking(start03: Start03, blocking: bool | None) -> None:
     env = await start03()
     task = await _task(env, "hello 0.3", blocking=blocking)
@@ -104,6 +106,7 @@ async def test_get_task_with_history_length(start03: Start03) -> None:
                                "be >= 0")
 
 
+@pytest.mark.spec("0.3 7.9", "MUST", "TaskSubscription follows a running task", generation="0.3")
 async def test_subscription_follows_a_running_task(start03: Start03) -> None:
     env = await start03(CountingAgent())
     task = await _task(env, "count", blocking=False)
@@ -212,6 +215,8 @@ async def test_get_agent_card_is_the_extended_card_for_a_caller_who_may_read_it(
 # --- errors --------------------------------------------------------------------------------------
 
 
+@pytest.mark.spec("0.3 8.2", "MUST",
+                  "An unknown task is TaskNotFoundError, named as 0.3 names it", generation="0.3")
 async def test_unknown_task_is_not_found_with_the_03_name(start03: Start03) -> None:
     env = await start03()
     for call in (env.stub.GetTask(pb03.GetTaskRequest(name="tasks/nope")),

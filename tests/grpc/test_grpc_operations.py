@@ -125,6 +125,8 @@ async def test_subscribe_to_task(start: Start) -> None:
     assert await stream.code() == grpc.StatusCode.OK
 
 
+@pytest.mark.spec(
+    "3.1.6", "MUST", "Subscribing to a finished task fails with UnsupportedOperationError")
 async def test_subscribe_to_terminal_task_is_unsupported(grpc_env: GrpcHarness) -> None:
     task = await _task(grpc_env)
     error = await _stream_error(grpc_env.stub.SubscribeToTask(
@@ -230,6 +232,7 @@ async def test_version_checked_before_auth_and_operation(start: Start) -> None:
     assert grpc_failure(error).info.reason == "UNAUTHENTICATED"
 
 
+@pytest.mark.spec("3.6", "MUST", "A patch number in the version is ignored")
 async def test_version_with_patch_accepted(grpc_env: GrpcHarness) -> None:
     response = await grpc_env.stub.SendMessage(send_request("x"),
                                                metadata=(("a2a-version", "1.0.3"),))
@@ -266,6 +269,8 @@ async def test_unauthenticated(start: Start) -> None:
     assert error.code() == grpc.StatusCode.UNAUTHENTICATED
 
 
+@pytest.mark.spec(
+    "3.3.2", "MUST", "An unexpected failure is an internal error that reveals nothing of it")
 async def test_unexpected_exception_is_internal_without_details(start: Start) -> None:
     env = await start()
 
@@ -299,6 +304,7 @@ async def test_client_disconnect_does_not_cancel_task(start: Start) -> None:
     assert task.status.state == pb.TASK_STATE_COMPLETED
 
 
+@pytest.mark.spec("3.6", "SHOULD", "The extensions a call activated are echoed in the response")
 async def test_extensions_are_echoed(start: Start) -> None:
     agent = StreamingAgent()
     agent.extensions = [pb.AgentExtension(uri="urn:ext:a")]  # type: ignore[attr-defined]
@@ -313,6 +319,7 @@ async def test_extensions_are_echoed(start: Start) -> None:
 # --- health and reflection ----------------------------------------------------------------------
 
 
+@pytest.mark.spec("10.1", "MAY", "The gRPC server serves the standard health service")
 async def test_health_serving(grpc_env: GrpcHarness) -> None:
     health = health_pb2_grpc.HealthStub(grpc_env.channel)
     for service in ("", SERVICE_NAME):

@@ -38,6 +38,8 @@ def _card_status(client: Client, headers: dict[str, str]) -> int:
     return reply.status
 
 
+@pytest.mark.spec(
+    "8.6.1", "SHOULD", "The agent card carries an ETag and answers 304 to If-None-Match")
 def test_card_if_none_match(card: tuple[Client, dict[str, str]]) -> None:
     client, headers = card
     etag = headers["etag"]

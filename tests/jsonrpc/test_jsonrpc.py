@@ -68,6 +68,8 @@ def test_echo_send_returns_completed_task(rpc: Client) -> None:
     assert got["id"] == task["id"] and "history" not in got
 
 
+@pytest.mark.spec(
+    "3.4.1", "SHOULD", "A repeated messageId is the same message: it answers the task it created")
 def test_repeated_message_id_returns_the_first_task(rpc: Client) -> None:
     message = user_message("once", message_id="same-id")
     first = rpc.result("SendMessage", {"message": message})["task"]
@@ -97,11 +99,13 @@ def test_a_used_message_id_for_another_task_reaches_that_task(greeter: Client) -
     assert done["status"]["state"] == "TASK_STATE_COMPLETED"
 
 
+@pytest.mark.spec("3.4.3", "MUST", "A client-supplied contextId is kept and returned")
 def test_context_id_is_kept_and_returned(rpc: Client) -> None:
     task = rpc.result("SendMessage", {"message": user_message(contextId="ctx-1")})["task"]
     assert task["contextId"] == "ctx-1"
 
 
+@pytest.mark.spec("3.1.3", "MUST", "GetTask of an unknown task fails with TaskNotFoundError")
 def test_get_unknown_task_is_task_not_found(rpc: Client) -> None:
     error = rpc.error("GetTask", {"id": "nope"})
     assert error["code"] == -32001
@@ -109,6 +113,7 @@ def test_get_unknown_task_is_task_not_found(rpc: Client) -> None:
     assert info.reason == "TASK_NOT_FOUND" and dict(info.metadata) == {"taskId": "nope"}
 
 
+@pytest.mark.spec("3.2.4", "MUST", "A negative historyLength is invalid params")
 def test_negative_history_length_is_invalid(rpc: Client) -> None:
     assert rpc.error("GetTask", {"id": "x", "historyLength": -1})["code"] == -32602
 
@@ -118,6 +123,9 @@ def test_unknown_fields_are_ignored(rpc: Client) -> None:
     assert result["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
 
 
+@pytest.mark.spec("3.1.1", "MUST", (
+    "A part of a media type the agent does not accept fails with "
+    "ContentTypeNotSupportedError"))
 def test_unsupported_media_type_is_content_type_error(rpc: Client) -> None:
     message = user_message()
     message["parts"] = [{"raw": "aGk=", "mediaType": "image/png"}]
@@ -134,6 +142,8 @@ def greeter(kind: str) -> Iterator[Client]:
     yield from _client(kind, GreeterAgent())
 
 
+@pytest.mark.spec(
+    "3.1.1", "MUST", "A message to a task in a terminal state fails with UnsupportedOperationError")
 def test_input_required_then_completed(greeter: Client) -> None:
     task = greeter.result("SendMessage", {"message": user_message("hi")})["task"]
     assert task["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
@@ -150,16 +160,24 @@ def test_input_required_then_completed(greeter: Client) -> None:
     assert error["code"] == -32004 and _info(error).reason == "UNSUPPORTED_OPERATION"
 
 
+@pytest.mark.spec(
+    "3.4.3", "MUST", "A contextId that differs from the task's is refused, never replaced")
 def test_context_mismatch_is_invalid_params(greeter: Client) -> None:
     task = greeter.result("SendMessage", {"message": user_message()})["task"]
     message = user_message(taskId=task["id"], contextId="other")
     assert greeter.error("SendMessage", {"message": message})["code"] == -32602
 
 
+@pytest.mark.spec("3.4.2", "MUST", (
+    "A message naming a task that does not exist (or that the caller may not see) "
+    "fails with TaskNotFoundError"))
 def test_message_to_unknown_task_is_not_found(rpc: Client) -> None:
     assert rpc.error("SendMessage", {"message": user_message(taskId="nope")})["code"] == -32001
 
 
+@pytest.mark.spec("3.1.5", "MUST", (
+    "CancelTask cancels a task that is not finished; a finished one fails with "
+    "TaskNotCancelableError"))
 def test_cancel(greeter: Client) -> None:
     task = greeter.result("SendMessage", {"message": user_message()})["task"]
     canceled = greeter.result("CancelTask", {"id": task["id"]})
@@ -224,6 +242,9 @@ def test_cancel_stops_a_working_agent(writes: bool) -> None:
 # --- ListTasks ---------------------------------------------------------------------------------
 
 
+@pytest.mark.spec("3.1.4", "MUST", (
+    "ListTasks orders by status time, newest first, and always answers nextPageToken "
+    "(empty on the last page)"))
 def test_list_tasks_pages_newest_first(rpc: Client) -> None:
     ids = [rpc.result("SendMessage", {"message": user_message(contextId="c1" if i < 2 else "c2")})
            ["task"]["id"] for i in range(3)]
@@ -244,6 +265,8 @@ def test_list_tasks_pages_newest_first(rpc: Client) -> None:
     {"pageSize": 0}, {"pageSize": 101}, {"historyLength": -1}, {"status": "completed"},
     {"pageToken": "not-a-token"},
 ])
+@pytest.mark.spec(
+    "3.1.4", "MUST", "ListTasks refuses a page size outside 1-100 and an unknown state")
 def test_list_tasks_rejects_bad_params(rpc: Client, params: dict[str, Any]) -> None:
     assert rpc.error("ListTasks", params)["code"] == -32602
 
@@ -256,6 +279,9 @@ def streamer(kind: str) -> Iterator[Client]:
     yield from _client(kind, StreamingAgent())
 
 
+@pytest.mark.spec("3.5.2", "MUST", (
+    "Stream events arrive in the order they were made; the stream ends when the task "
+    "ends"))
 def test_streaming_event_sequence(streamer: Client) -> None:
     reply = streamer.call("SendStreamingMessage", {"message": user_message("one two three")})
     assert reply.status == 200
@@ -282,6 +308,8 @@ def test_streaming_errors_before_first_event_are_plain_json(streamer: Client) ->
     assert reply.json()["error"]["code"] == -32001
 
 
+@pytest.mark.spec(
+    "3.1.6", "MUST", "SubscribeToTask starts with the task as it stands, then its events")
 def test_subscribe_to_running_task() -> None:
     for client in _client("asgi", StreamingAgent()):
         task = client.result("SendMessage", {
@@ -293,6 +321,9 @@ def test_subscribe_to_running_task() -> None:
         assert client.error("SubscribeToTask", {"id": "nope"})["code"] == -32001
 
 
+@pytest.mark.spec("3.3.4", "MUST", (
+    "Streaming operations fail with UnsupportedOperationError when the card declares "
+    "no streaming"))
 def test_streaming_disabled_is_unsupported(kind: str) -> None:
     class Plain(EchoAgent):
         streaming = False
@@ -344,6 +375,9 @@ def test_failing_agent_fails_the_task_without_leaking(kind: str) -> None:
 # --- push notification configs -----------------------------------------------------------------
 
 
+@pytest.mark.spec("3.1.7", "MUST", (
+    "Push notification configs are created, read, listed and deleted; deleting an "
+    "absent one succeeds"))
 def test_push_config_crud(rpc: Client) -> None:
     task = rpc.result("SendMessage", {"message": user_message()})["task"]
     config = rpc.result("CreateTaskPushNotificationConfig", {
@@ -363,12 +397,17 @@ def test_push_config_crud(rpc: Client) -> None:
 @pytest.mark.parametrize("url", ["http://127.0.0.1/x", "http://localhost:8080/",
                                  "https://169.254.169.254/latest", "ftp://93.184.216.34/",
                                  "http://10.1.2.3/", "http://[::1]/"])
+@pytest.mark.spec(
+    "13.2", "SHOULD", "Webhook URLs that reach private or local addresses are refused (SSRF)")
 def test_push_config_refuses_private_urls(rpc: Client, url: str) -> None:
     task = rpc.result("SendMessage", {"message": user_message()})["task"]
     error = rpc.error("CreateTaskPushNotificationConfig", {"taskId": task["id"], "url": url})
     assert error["code"] == -32602
 
 
+@pytest.mark.spec("3.3.4", "MUST", (
+    "Push config operations fail with PushNotificationNotSupportedError when the card "
+    "declares no push"))
 def test_push_disabled_is_not_supported(kind: str) -> None:
     for client in _client(kind, settings=Settings(allow_anonymous=True)):
         for method in ("CreateTaskPushNotificationConfig", "GetTaskPushNotificationConfig",
@@ -380,6 +419,8 @@ def test_push_disabled_is_not_supported(kind: str) -> None:
 # --- extended card, auth, owners ---------------------------------------------------------------
 
 
+@pytest.mark.spec(
+    "3.1.11", "MUST", "GetExtendedAgentCard requires authentication and answers the extended card")
 def test_extended_card(kind: str) -> None:
     for client in _client(kind):
         assert client.error("GetExtendedAgentCard")["code"] == -32004
@@ -389,6 +430,8 @@ def test_extended_card(kind: str) -> None:
         assert error["code"] == -32007
 
 
+@pytest.mark.spec("3.3.2", "MUST",
+                  "Another caller's task does not exist for a caller: not found, listing included")
 def test_owners_are_isolated(kind: str) -> None:
     settings = Settings(bearer_tokens={"tok-a": "alice", "tok-b": "bob"})
     alice, bob = {"Authorization": "Bearer tok-a"}, {"Authorization": "Bearer tok-b"}
@@ -421,11 +464,15 @@ def test_api_gateway_authorizer_identity_is_the_owner() -> None:
 
 @pytest.mark.parametrize("headers", [{"A2A-Version": ""}, {"A2A-Version": "0.3"},
                                      {"A2A-Version": "2.0"}, {"A2A-Version": "one"}])
+@pytest.mark.spec("3.6", "MUST", (
+    "A request in a protocol version the server does not serve fails with "
+    "VersionNotSupportedError"))
 def test_unsupported_versions(rpc: Client, headers: dict[str, str]) -> None:
     error = rpc.error("GetTask", {"id": "x"}, headers=headers)
     assert error["code"] == -32009 and _info(error).reason == "VERSION_NOT_SUPPORTED"
 
 
+@pytest.mark.spec("3.6.2", "MUST", "A missing or empty A2A-Version is read as 0.3")
 def test_missing_version_header_means_0_3(rpc: Client) -> None:
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}})
     reply = rpc.post(body.encode(), {})
@@ -440,6 +487,8 @@ def test_missing_version_header_means_0_3(rpc: Client) -> None:
     ("A2A-Version=1.0", {"A2A-Version": "2.0"}, -32009),  # the header wins
     ("A2A-Version=2.0", {"A2A-Version": "1.0"}, -32001),
 ])
+@pytest.mark.spec(
+    "3.6.1", "MUST", "HTTP bindings take the version from the A2A-Version query parameter too")
 def test_version_as_query_parameter(rpc: Client, query: str, headers: dict[str, str],
                                      code: int) -> None:
     """HTTP clients may send the version as a query parameter instead (spec 3.6.1)."""
@@ -470,6 +519,8 @@ def test_1_0_versions_accepted(rpc: Client, version: str) -> None:
     (b'{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"historyLength":"x"}}', -32602),
     (b'{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":"x"}}', -32602),
 ])
+@pytest.mark.spec(
+    "9.5", "MUST", "JSON-RPC envelope errors answer the standard codes (-32700, -32600, -32601)")
 def test_envelope_errors(rpc: Client, body: bytes, code: int) -> None:
     reply = rpc.post(body, {"A2A-Version": "1.0"})
     assert reply.status == 200
@@ -479,6 +530,8 @@ def test_envelope_errors(rpc: Client, body: bytes, code: int) -> None:
     assert "Traceback" not in reply.body.decode()
 
 
+@pytest.mark.spec(
+    "3.3.2", "MUST", "Inputs are validated before processing: missing required fields are named")
 def test_missing_required_fields_list_each_field(rpc: Client) -> None:
     message = {"messageId": "m", "parts": []}
     error = rpc.error("SendMessage", {"message": message})

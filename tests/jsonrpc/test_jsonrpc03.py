@@ -62,6 +62,8 @@ def rpc(connect: Any) -> Caller03:
 # --- message/send, tasks/get, tasks/cancel ---------------------------------------------------
 
 
+@pytest.mark.spec("0.3 7.1", "MUST", (
+    "message/send answers a Task in the 0.3 JSON shape (kind, parts)"), generation="0.3")
 def test_send_answers_a_bare_task_in_the_03_shape(rpc: Caller03) -> None:
     message = message03("hi there")
     message["parts"] += [
@@ -146,6 +148,8 @@ def test_a_repeated_message_id_answers_the_first_task(rpc: Caller03) -> None:
 # --- message/stream and tasks/resubscribe -----------------------------------------------------
 
 
+@pytest.mark.spec("0.3 7.2", "MUST",
+                  "message/stream events in order, the last status update final", generation="0.3")
 def test_stream_framing_order_and_final(connect: Any) -> None:
     streamer = connect(StreamingAgent())
     reply, events = streamer.stream("message/stream", {"message": message03("one two")})
@@ -193,6 +197,7 @@ def test_stream_errors_before_the_first_event_are_data_events(rpc: Caller03) -> 
     assert events[0]["error"]["data"]["reason"] == "TASK_NOT_FOUND"
 
 
+@pytest.mark.spec("0.3 7.9", "MUST", "tasks/resubscribe follows a running task", generation="0.3")
 def test_resubscribe_on_a_running_task(connect: Any) -> None:
     streamer = connect(StreamingAgent())
     task = streamer.send("a b c d e f g h", blocking=False)
@@ -215,6 +220,8 @@ def test_resubscribe_on_a_finished_task_answers_the_task(rpc: Caller03) -> None:
 # --- push notification configs --------------------------------------------------------------
 
 
+@pytest.mark.spec(
+    "0.3 7.5", "MUST", "tasks/pushNotificationConfig/set, get, list and delete", generation="0.3")
 def test_push_config_crud(rpc: Caller03) -> None:
     task = rpc.send("push me")
     tid = task["id"]
@@ -289,6 +296,8 @@ def test_extended_card_in_the_03_shape(connect: Any) -> None:
 
 
 @pytest.mark.parametrize("version", [None, "", "0.3", "0.3.0"])
+@pytest.mark.spec(
+    "1.0 3.6.2", "MUST", "0.3 methods are served without A2A-Version or with 0.3", generation="0.3")
 def test_03_methods_are_served_without_a_header_or_with_03(rpc: Caller03,
                                                             version: str | None) -> None:
     headers = {} if version is None else {"A2A-Version": version}
@@ -310,6 +319,7 @@ def test_a_10_method_without_a_header_is_version_not_supported(rpc: Caller03) ->
 
 @pytest.mark.parametrize("method", ["tasks/list", "message/sendx", "a/b", "tasks/",
                                     "agent/authenticatedExtendedCard"])
+@pytest.mark.spec("0.3 8.1", "MUST", "An unknown method is -32601", generation="0.3")
 def test_unknown_slash_methods_are_method_not_found(rpc: Caller03, method: str) -> None:
     error = rpc.error(method, {"id": "x"})
     assert error["code"] == -32601 and error["data"]["method"] == method

@@ -154,6 +154,7 @@ def _bodies(received: list[Received]) -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize("binding", ["jsonrpc", "grpc"])
+@pytest.mark.spec("3.5.3", "MUST", "Push notifications are delivered for every event, in order")
 async def test_every_event_of_a_streaming_agent_arrives_in_order(
         make: Make, binding: str, hook: Receiver) -> None:
     ops = make(_Quick(), PUSH)
@@ -209,6 +210,7 @@ async def test_a_config_created_later_gets_the_events_written_after_it(
     assert bodies[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
 
 
+@pytest.mark.spec("3.1.10", "MUST", "After a config is deleted its webhook gets nothing more")
 async def test_a_config_deleted_mid_task_receives_nothing_after_the_delete(
         make: Make, hook: Receiver) -> None:
     agent = _Gated()

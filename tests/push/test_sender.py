@@ -87,6 +87,8 @@ def slept(sender: Sender) -> list[float]:
 # --- what is sent ---------------------------------------------------------------------------------
 
 
+@pytest.mark.spec(
+    "4.3.3", "MUST", "A webhook gets the config's credentials in the Authorization header")
 async def test_posts_the_body_with_content_type_and_credentials(
         receiver: Receiver, make: Callable[..., Sender]) -> None:
     hook = config(receiver.url("/hook?tenant=a"), token="tok-1",

@@ -44,6 +44,7 @@ _HTTP_OPTION = re.compile(
 _BINDING = re.compile(r'(get|post|delete|put|patch): "([^"]+)"(?:\s*body: "([^"]*)")?')
 
 
+@pytest.mark.spec("11.3", "MUST", "HTTP+JSON routes are the proto's google.api.http annotations")
 def test_routes_are_the_annotations_of_the_proto_file() -> None:
     """Read from proto/a2a.proto's text, independently of the generated descriptor."""
     declared = set()
@@ -120,6 +121,7 @@ def test_cancel_and_subscribe_a_running_task(rest: Rest) -> None:
 
 
 @pytest.mark.parametrize("verb", ["GET", "POST"])
+@pytest.mark.spec("3.1.6", "MUST", "A subscription ends when the task ends")
 def test_subscribe_streams_until_the_task_ends(verb: str) -> None:
     ops = memory_operations(SlowOrEcho(), Settings(allow_anonymous=True,
                                                    stream_budget_seconds=1.0))
@@ -174,6 +176,8 @@ def test_extended_card() -> None:
 # --- tenants and the base path ---------------------------------------------------------------
 
 
+@pytest.mark.spec(
+    "8.3.2", "MUST", "A tenant in the path scopes the task: another tenant cannot see it")
 def test_tenant_forms_scope_the_task(rest: Rest) -> None:
     task = _task(rest, prefix="/acme")
     assert rest.ok("GET", f"/acme/tasks/{task['id']}")["id"] == task["id"]
@@ -236,6 +240,8 @@ def test_bad_base_path_is_refused_naming_the_variable(raw: str) -> None:
 # --- errors ----------------------------------------------------------------------------------
 
 
+@pytest.mark.spec("11.6", "MUST",
+                  "HTTP+JSON answers 404 for an unknown path and 405 with Allow for a wrong method")
 def test_unknown_path_is_404_and_wrong_method_405(rest: Rest) -> None:
     error = rest.error("GET", "/no/such/thing", status=404)
     assert reason(error) == "METHOD_NOT_FOUND"
@@ -290,6 +296,9 @@ def test_version_is_required(rest: Rest) -> None:
     assert rest.ok("GET", "/tasks", query="A2A-Version=1.0", headers={"A2A-Version": None})
 
 
+@pytest.mark.spec("7.4", "MUST", (
+    "A request without valid credentials is 401 with WWW-Authenticate naming the "
+    "schemes"))
 def test_missing_credentials_are_401_with_a_challenge() -> None:
     settings = Settings(bearer_tokens={"tok": "alice"})
     for kind in KINDS:
