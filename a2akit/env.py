@@ -114,6 +114,8 @@ class ENV:
     PEER_TOKEN_URL = "A2A_PEER_TOKEN_URL"
     PEER_CLIENT_ID = "A2A_PEER_CLIENT_ID"
     PEER_SCOPES = "A2A_PEER_SCOPES"
+    # peer name -> a JWKS file pinned for it: its agent card must be signed by one of those keys
+    PEER_JWKS = "A2A_PEER_JWKS"
 
 
 DEFAULT_AGENT = "a2akit.examples.echo:agent"

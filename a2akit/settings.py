@@ -168,6 +168,8 @@ class Settings:
     peer_token_url: str | None = None
     peer_client_id: str | None = None
     peer_scopes: tuple[str, ...] = ()
+    # peer name -> a JWKS file: the peer's card is verified against these keys before a call
+    peer_jwks: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
     # --- the process ------------------------------------------------------------------------
     # The Lambda function this process runs in (AWS_LAMBDA_FUNCTION_NAME); None elsewhere.
@@ -293,6 +295,7 @@ class Settings:
             peer_token_url=env.get(ENV.PEER_TOKEN_URL) or None,
             peer_client_id=env.get(ENV.PEER_CLIENT_ID) or None,
             peer_scopes=items(env.get(ENV.PEER_SCOPES)),
+            peer_jwks=name_map(env, ENV.PEER_JWKS),
             function_name=env.get(ENV.LAMBDA_FUNCTION) or None,
             service_name=env.get(ENV.SERVICE_NAME) or None,
             http_port=port(env, (ENV.LWA_PORT, ENV.PORT), cls.http_port),
@@ -416,6 +419,15 @@ def _check_peers(settings: Settings) -> None:
         if not is_name(secret_name):
             raise SettingsError(f"{ENV.PEER_API_KEYS} entry {name}={secret_name}: the value is the"
                                 " name of a secret (letters, digits, _)")
+    for name, path in settings.peer_jwks.items():
+        if name not in settings.peers:
+            raise SettingsError(f"{ENV.PEER_JWKS} names {name}, which {ENV.PEERS} does not")
+        if settings.peers[name].startswith("grpc"):
+            raise SettingsError(f"{ENV.PEER_JWKS} entry {name}: a gRPC peer's card is not "
+                                "read, so it cannot be checked; give the peer an https address")
+        if not os.path.isfile(path):
+            raise SettingsError(f"{ENV.PEER_JWKS} entry {name}={path}: no such file (a JWKS, "
+                                "the keys that sign the peer's card)")
     if settings.peer_token_url is not None:
         check_fetch_url(settings.peer_token_url, ENV.PEER_TOKEN_URL)
         if not settings.peer_client_id:

@@ -9,6 +9,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -18,7 +19,7 @@ from a2akit.generated import a2a_pb2 as pb
 from a2akit.ids import new_id
 from a2akit.peers._credentials import Credentials, SecretReader
 from a2akit.peers._errors import PeerError, PeerTaskError, UnknownPeerError, describe
-from a2akit.settings import Settings
+from a2akit.settings import ENV, Settings
 from a2akit.states import ends_stream
 
 if TYPE_CHECKING:
@@ -78,10 +79,12 @@ def _text(parts: Sequence[pb.Part]) -> str:
 class Peer:
     """One peer of A2A_PEERS: its address, credentials, and the caller's trace on each call."""
 
-    def __init__(self, name: str, address: str, credentials: Credentials) -> None:
+    def __init__(self, name: str, address: str, credentials: Credentials,
+                 pinned_jwks: str | None = None) -> None:
         self.name = name
         self.address = address
         self._credentials = credentials
+        self._pinned_jwks = pinned_jwks  # a JWKS file: the card must be signed by its keys
         self.binding = _GRPC if urlsplit(address).scheme.startswith("grpc") else "HTTP"
         self._card: tuple[float, Any] | None = None
 
@@ -154,8 +157,33 @@ class Peer:
             what = describe(exc)
             log.warning("A2A peer %s %s: %s", self.name, what, type(exc).__name__)
             raise PeerError(self.name, what) from exc
+        if self._pinned_jwks is not None:
+            verify_card(self.name, card, self._pinned_jwks)
         self._card = (time.monotonic(), card)
         return card
+
+
+def verify_card(name: str, card: Any, jwks_path: str) -> None:
+    """The peer's card must carry a signature by a key of its pinned JWKS (keys from the file,
+    never from the card's `jku`: spec PR #2099). Raises PeerError when none verifies."""
+    import json
+
+    from a2a.utils.signing import SignatureVerificationError, create_signature_verifier
+    from jwt import PyJWK
+
+    keys = {key.get("kid"): key for key in json.loads(Path(jwks_path).read_text())["keys"]}
+
+    def pinned(kid: str | None, jku: str | None) -> PyJWK:
+        if kid not in keys:
+            raise SignatureVerificationError(f"no pinned key {kid!r}")
+        return PyJWK(keys[kid])
+
+    try:
+        create_signature_verifier(pinned, ["ES256", "RS256", "PS256"])(card)
+    except SignatureVerificationError as exc:
+        log.warning("A2A peer %s: its agent card is not signed by a pinned key (%s)", name, exc)
+        raise PeerError(name, "has an agent card not signed by its pinned keys "
+                              f"({ENV.PEER_JWKS})") from exc
 
 
 async def _send(client: Client, name: str, message: pb.Message) -> PeerReply:
@@ -203,7 +231,7 @@ class Peers:
     def __init__(self, settings: Settings, *, secret: SecretReader = read_secret,
                  clock: Callable[[], float] = time.monotonic) -> None:
         credentials = Credentials(settings, secret, clock=clock)
-        self._peers = {name: Peer(name, address, credentials)
+        self._peers = {name: Peer(name, address, credentials, settings.peer_jwks.get(name))
                        for name, address in settings.peers.items()}
 
     def peer(self, name: str) -> Peer:
