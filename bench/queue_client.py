@@ -1,5 +1,5 @@
-"""Queue mode's front door with the kit's own DynamoDB client against boto3's, in one run
-(issue 36, item 5): does the kit's client still pay for itself once SQS loads botocore?
+"""Queue mode's front door with the kit's own AWS client (DynamoDB and SQS) against boto3's
+for both, in one run (issue 36, item 5): one client family, and which.
 
     .venv/bin/python bench/queue_client.py [--calls 200]
 
@@ -9,7 +9,8 @@ credentials and a region in the environment, A2A_EXECUTION=queue, a table on Dyn
 the queue on a moto server) and sends SendMessage with returnImmediately (the task recorded,
 the job put on SQS), once for the cold start (the whole process: interpreter, imports, the
 first answer) and `--calls` more for the warm cost (the difference of two runs, per call).
-`boto3` forces boto3's client for DynamoDB (`env_client` returns None); `kit` is the default.
+`boto3` forces boto3's clients (`env_client` and `env_sqs_client` return None); `kit` is the
+default, which loads no botocore.
 Needs valgrind, Java 17 and npm (DynamoDB Local).
 """
 
@@ -34,9 +35,11 @@ EVENT = ROOT / "tests" / "events" / "apigw_http_v2.json"
 def _invoke(mode: str, calls: int) -> None:
     """In the process callgrind counts."""
     if mode == "boto3":
+        import a2akit.store._client as kit_client
         import a2akit.store.dynamodb as store
 
         store.env_client = lambda endpoint=None: None  # type: ignore[assignment]
+        kit_client.env_sqs_client = lambda endpoint=None, environ=None: None  # type: ignore[assignment]
     from handlers.jsonrpc import handler
 
     class Context:

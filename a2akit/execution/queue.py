@@ -163,16 +163,26 @@ class SqsQueue:
                 await asyncio.to_thread(self._client.send_message, QueueUrl=self.url,
                                         MessageBody=job.encode())
         except Exception as exc:
-            if aws.failure(exc) is None:
+            from a2akit.store._errors import ConnectionFailure, DynamoDBError
+
+            if aws.failure(exc) is None and not isinstance(exc, DynamoDBError
+                                                           | ConnectionFailure):
                 raise
             log.error("could not queue task %s: %s", job.task_id, exc)
             raise UnavailableError() from exc
 
 
 def make_queue(settings: Settings) -> SqsQueue:
-    """The SQS queue of `settings.queue_url`."""
+    """The SQS queue of `settings.queue_url`: through the kit's own AWS client (the store's
+    family, no botocore) when the environment names credentials and a region, as on Lambda;
+    else boto3's."""
     assert settings.queue_url, "queue mode needs a queue URL (Settings checks it)"
-    return SqsQueue(settings.queue_url, aws.client("sqs", endpoint_url=settings.sqs_endpoint))
+    from a2akit.store._client import env_sqs_client
+
+    client: Any = env_sqs_client(settings.sqs_endpoint)
+    if client is None:
+        client = aws.client("sqs", endpoint_url=settings.sqs_endpoint)
+    return SqsQueue(settings.queue_url, client)
 
 
 async def enqueue(store: TaskStore, queue: TaskQueue, settings: Settings,

@@ -35,7 +35,7 @@ import threading
 import time
 import urllib.parse
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from a2akit.aws import MAX_ATTEMPTS
 from a2akit.ids import new_id
@@ -43,7 +43,7 @@ from a2akit.store._credentials import CredentialSource, credential_source
 from a2akit.store._errors import ConnectionFailure, DynamoDBError
 from a2akit.store._sigv4 import Signer
 
-__all__ = ["Client", "default_endpoint", "env_client"]
+__all__ = ["Client", "SqsClient", "default_endpoint", "env_client", "env_sqs_client"]
 
 # botocore's standard retry mode: what is retried.
 _RETRY_CODES = frozenset({
@@ -58,9 +58,9 @@ _BASE_DELAY = 0.05  # DynamoDB's retry base (botocore's legacy mode uses it too)
 _MAX_DELAY = 20.0
 
 
-def default_endpoint(region: str) -> str:
+def default_endpoint(region: str, service: str = "dynamodb") -> str:
     suffix = "amazonaws.com.cn" if region.startswith("cn-") else "amazonaws.com"
-    return f"https://dynamodb.{region}.{suffix}"
+    return f"https://{service}.{region}.{suffix}"
 
 
 class _Meta:
@@ -70,7 +70,10 @@ class _Meta:
 
 
 class Client:
-    """The subset of boto3's DynamoDB client the store uses. Thread-safe."""
+    """The subset of boto3's DynamoDB client the store uses. Thread-safe. A subclass speaks
+    another AWS JSON service with the same transport, signing and retries (`SqsClient`)."""
+
+    SERVICE, TARGET, NAME = "dynamodb", "DynamoDB_20120810.", "DynamoDB"
 
     def __init__(self, endpoint_url: str, region: str, credentials: CredentialSource, *,
                  max_attempts: int = 5, connect_timeout: float = 3,
@@ -83,7 +86,8 @@ class Client:
         self._host = url.hostname
         self._port = url.port
         self._credentials = credentials
-        self._signer = Signer(url.netloc, region, credentials)
+        self._signer = Signer(url.netloc, region, credentials, service=self.SERVICE,
+                              target=self.TARGET)
         self._max_attempts = max_attempts
         self._connect_timeout = connect_timeout
         self._read_timeout = read_timeout
@@ -156,7 +160,7 @@ class Client:
             except (OSError, http.client.HTTPException) as exc:
                 self._drop()
                 if last:
-                    raise ConnectionFailure(f"DynamoDB {operation}: {exc}") from exc
+                    raise ConnectionFailure(f"{self.NAME} {operation}: {exc}") from exc
             else:
                 if status == 200:
                     result: dict[str, Any] = json.loads(data, object_hook=_blobs)
@@ -218,6 +222,24 @@ class Client:
         return self._signer.headers(operation, body, now)
 
 
+class SqsClient(Client):
+    """The SQS call the front door makes in queue mode, over SQS's JSON protocol: the same
+    client family as the store's (the numbers: docs/performance.md, "One AWS client"), so a
+    queue-mode door loads no botocore at all."""
+
+    SERVICE, TARGET, NAME = "sqs", "AmazonSQS.", "SQS"
+
+    def send_message(self, **params: Any) -> dict[str, Any]:
+        return self.call("SendMessage", params)
+
+
+def env_sqs_client(endpoint_url: str | None = None,
+                   environ: Mapping[str, str] | None = None) -> SqsClient | None:
+    """`env_client`'s rule for SQS: the kit's client when the environment names credentials
+    and a region (Lambda, ECS), None otherwise (use boto3's)."""
+    return _from_env(SqsClient, "sqs", endpoint_url, environ)
+
+
 def _blob(value: object) -> str:
     """JSON for binary attribute values (`B`, `BS`): base64, as the wire format has it."""
     if isinstance(value, bytes | bytearray | memoryview):
@@ -273,6 +295,14 @@ def env_client(endpoint_url: str | None = None,
     container credentials endpoint, as Lambda and ECS do) and a region; None otherwise
     (profiles, SSO, instance roles: use `make_client`). The endpoint is `endpoint_url`, else
     boto3's own variables (AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL), else the region's."""
+    return _from_env(Client, "dynamodb", endpoint_url, environ)
+
+
+C = TypeVar("C", bound=Client)
+
+
+def _from_env(kind: type[C], service: str, endpoint_url: str | None,
+              environ: Mapping[str, str] | None) -> C | None:
     env = os.environ if environ is None else environ
     credentials = credential_source(env)
     region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION")
@@ -281,6 +311,7 @@ def env_client(endpoint_url: str | None = None,
             env.get(name, "").lower() == "true" for name in variants):
         return None
     if not endpoint_url and env.get("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS", "").lower() != "true":
-        endpoint_url = env.get("AWS_ENDPOINT_URL_DYNAMODB") or env.get("AWS_ENDPOINT_URL")
-    return Client(endpoint_url or default_endpoint(region), region, credentials,
-                  max_attempts=MAX_ATTEMPTS, connect_timeout=3, read_timeout=10)
+        endpoint_url = env.get(f"AWS_ENDPOINT_URL_{service.upper()}") or env.get(
+            "AWS_ENDPOINT_URL")
+    return kind(endpoint_url or default_endpoint(region, service), region, credentials,
+                max_attempts=MAX_ATTEMPTS, connect_timeout=3, read_timeout=10)

@@ -1,6 +1,7 @@
-"""SigV4 for the kit's DynamoDB client (`_client`): the headers of one signed request.
+"""SigV4 for the kit's AWS JSON clients (`_client`: DynamoDB, and SQS for the queue): the
+headers of one signed request.
 
-DynamoDB's JSON protocol is one POST to ``/`` per call, its operation in ``x-amz-target``, so
+The AWS JSON protocol is one POST to ``/`` per call, its operation in ``x-amz-target``, so
 the canonical request has no path or query to encode. The signing key is derived once per
 day and region (and again when the credentials change); the credentials come from
 `_credentials`, fetched when needed.
@@ -16,16 +17,17 @@ from a2akit.store._credentials import CredentialSource
 
 __all__ = ["Signer"]
 
-_TARGET = "DynamoDB_20120810."
 _CONTENT_TYPE = "application/x-amz-json-1.0"
-_SERVICE = "dynamodb"
 
 
 class Signer:
-    """Signs requests to one DynamoDB endpoint (`host_header`) in `region`. Thread-safe: the
-    cached key is replaced whole."""
+    """Signs requests to one endpoint (`host_header`) of `service` in `region`, operations
+    named `target` + name. Thread-safe: the cached key is replaced whole."""
 
-    def __init__(self, host_header: str, region: str, credentials: CredentialSource) -> None:
+    def __init__(self, host_header: str, region: str, credentials: CredentialSource, *,
+                 service: str = "dynamodb", target: str = "DynamoDB_20120810.") -> None:
+        self._service = service
+        self._target = target
         self._host_header = host_header
         self._region = region
         self._credentials = credentials
@@ -42,7 +44,7 @@ class Signer:
             "content-type": _CONTENT_TYPE,
             "host": self._host_header,
             "x-amz-date": amz_date,
-            "x-amz-target": _TARGET + operation,
+            "x-amz-target": self._target + operation,
         }
         if credentials.token:
             headers["x-amz-security-token"] = credentials.token
@@ -52,7 +54,7 @@ class Signer:
             "".join(f"{name}:{headers[name]}\n" for name in sorted(headers)),
             signed, hashlib.sha256(body).hexdigest(),
         ))
-        scope = f"{date}/{self._region}/{_SERVICE}/aws4_request"
+        scope = f"{date}/{self._region}/{self._service}/aws4_request"
         to_sign = "\n".join(("AWS4-HMAC-SHA256", amz_date, scope,
                              hashlib.sha256(canonical.encode()).hexdigest()))
         signature = hmac.new(self._signing_key(credentials.secret_key, date), to_sign.encode(),
@@ -67,7 +69,7 @@ class Signer:
         if keys is not None and keys[0] == secret and keys[1] == date:
             return keys[2]
         key = ("AWS4" + secret).encode()
-        for part in (date, self._region, _SERVICE, "aws4_request"):
+        for part in (date, self._region, self._service, "aws4_request"):
             key = hmac.new(key, part.encode(), hashlib.sha256).digest()
         self._keys = (secret, date, key)
         return key
