@@ -69,6 +69,9 @@ class ENV:
     PORT = "PORT"
     LWA_HOST = "AWS_LWA_HOST"
     HOST = "HOST"
+    # ECS gives every container its task metadata endpoint (the long lane's worker reads its
+    # cluster and task ARN there to protect itself from scale-in).
+    ECS_METADATA_URI = "ECS_CONTAINER_METADATA_URI_V4"
     EXECUTION = "A2A_EXECUTION"
     QUEUE_URL = "A2A_QUEUE_URL"
     # The long-task lane (docs/execution.md, "Where an agent can run"): its queue, which

@@ -191,6 +191,8 @@ class Settings:
     # Web Adapter's order), and AWS_LWA_HOST, then HOST: the adapter connects to localhost.
     http_port: int = 8080
     http_host: str = "127.0.0.1"
+    # ECS's task metadata endpoint (ECS_CONTAINER_METADATA_URI_V4); None outside ECS.
+    ecs_metadata_uri: str | None = None
 
     def __post_init__(self) -> None:
         if self.card_signing_key and self.card_signing_kms_key_id:
@@ -316,6 +318,7 @@ class Settings:
             service_name=env.get(ENV.SERVICE_NAME) or None,
             http_port=port(env, (ENV.LWA_PORT, ENV.PORT), cls.http_port),
             http_host=env.get(ENV.LWA_HOST) or env.get(ENV.HOST) or cls.http_host,
+            ecs_metadata_uri=env.get(ENV.ECS_METADATA_URI) or None,
         )
 
 
