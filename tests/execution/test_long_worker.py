@@ -28,10 +28,12 @@ from a2akit.runtime import build_operations
 from a2akit.settings import Settings
 from a2akit.store.base import Scope, StoredTask
 from a2akit.store.dynamodb import DynamoDBStore
+from http_service.app import create_app
 from tests.execution.ecs_fake import CLUSTER, TASK_ARN, EcsFake, ecs_fake
 from tests.execution.long_agent import StepsAgent
 from tests.execution.processes import kit_env, long_worker, worker
 from tests.execution.sqs import make_queues
+from tests.jsonrpc.client import LambdaClient, lambda_event_loop
 from tests.store.conftest import TABLE
 from tests.support.messages import send_request
 from tests.support.moto import client as aws_client
@@ -201,3 +203,51 @@ def test_sigterm_mid_run_fails_the_running_task_and_an_unstarted_job_goes_to_ano
               "the unstarted job COMPLETED on another worker")
     assert _steps(store, scope, unstarted) == 2
     assert _messages(sqs, long_queue) == 0
+
+
+@pytest.fixture
+def lambda_jsonrpc(ddb_endpoint: str) -> Iterator[LambdaClient]:
+    """The public door's JSON-RPC Lambda in this process, reading the shared table; each
+    stream's budget is its invocation's remaining time less a 0.5 s margin."""
+    settings = Settings(table=TABLE, dynamodb_endpoint=ddb_endpoint, allow_anonymous=True,
+                        lease_seconds=1.0, budget_margin_seconds=0.5)
+    with lambda_event_loop():
+        ops = build_operations(settings, agent=StepsAgent())
+        yield LambdaClient(create_app(ops), "apigw_http_v2.json")
+    asyncio.run(ops.close())
+
+
+def test_a_client_following_a_long_task_across_ten_stream_budgets_sees_every_event_once(
+    ddb_endpoint: str, moto_endpoint: str, sqs: Any, store: DynamoDBStore, ecs: EcsFake,
+    lambda_jsonrpc: LambdaClient, tmp_path: Path,
+) -> None:
+    """The long lane runs a task for longer than ten stream budgets (1 s each: 1.5 s left
+    less the margin); the client resubscribes each time its stream ends: every stream starts
+    with the snapshot, its events continue it step by step, none lost or repeated."""
+    settings, env, _, _ = _lane(ddb_endpoint, moto_endpoint, sqs)
+    scope = Scope(f"f-{uuid.uuid4().hex[:8]}", "anonymous")
+    lambda_jsonrpc.remaining_ms = 1500
+    steps = 30  # 15 s
+    task_id = _send(settings, store, scope, steps)
+    with long_worker({**env, **ecs.env()}, tmp_path / "long.log"):
+        streams, final = 0, None
+        while final is None:
+            reply = lambda_jsonrpc.call("SubscribeToTask", {"tenant": scope.tenant,
+                                                            "id": task_id})
+            events = [frame["result"] for frame in reply.events()]
+            streams += 1
+            task = events[0]["task"]
+            chunks = [part["text"] for part in task["artifacts"][0]["parts"]] if task.get(
+                "artifacts") else []
+            for event in events[1:]:
+                if "artifactUpdate" in event:
+                    (part,) = event["artifactUpdate"]["artifact"]["parts"]
+                    assert part["text"] == f"{len(chunks)} "  # the next step, exactly
+                    chunks.append(part["text"])
+                elif event["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED":
+                    assert event is events[-1]
+                    final = chunks
+            assert streams < 40
+    assert final == [f"{i} " for i in range(steps)]
+    assert streams >= 10, streams
+    print(f"\n{streams} streams followed one long task")
