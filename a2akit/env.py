@@ -13,11 +13,12 @@ from collections.abc import Callable, Mapping
 from typing import TypeVar
 from urllib.parse import urlsplit
 
-__all__ = ["ALL_OPERATIONS", "DEFAULT_AGENT", "DEFAULT_MAX_TASK_BYTES", "ENV", "EXECUTION_MODES",
-           "INLINE", "JWT_ALGORITHMS", "PUSH_DELIVERY_MODES", "QUEUE", "STREAM", "SettingsError",
-           "base_path", "bearer_tokens", "boolean", "cidrs", "execution_mode", "grpc_address",
-           "integer", "is_name", "items", "log_level_name", "name_map", "number", "port",
-           "positive", "public_url", "push_delivery_mode", "required_scopes", "seconds"]
+__all__ = ["ALL", "ALL_OPERATIONS", "DECLARED", "DEFAULT_AGENT", "DEFAULT_MAX_TASK_BYTES", "ENV",
+           "EXECUTION_MODES", "INLINE", "JWT_ALGORITHMS", "LONG_TASK_MODES", "PUSH_DELIVERY_MODES",
+           "QUEUE", "STREAM", "SettingsError", "base_path", "bearer_tokens", "boolean", "cidrs",
+           "execution_mode", "grpc_address", "integer", "is_name", "items", "log_level_name",
+           "long_tasks_mode", "name_map", "number", "port", "positive", "public_url",
+           "push_delivery_mode", "required_scopes", "seconds"]
 
 N = TypeVar("N", int, float)
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -68,8 +69,17 @@ class ENV:
     PORT = "PORT"
     LWA_HOST = "AWS_LWA_HOST"
     HOST = "HOST"
+    # ECS gives every container its task metadata endpoint (the long lane's worker reads its
+    # cluster and task ARN there to protect itself from scale-in).
+    ECS_METADATA_URI = "ECS_CONTAINER_METADATA_URI_V4"
     EXECUTION = "A2A_EXECUTION"
     QUEUE_URL = "A2A_QUEUE_URL"
+    # The long-task lane (docs/execution.md, "Where an agent can run"): its queue, which
+    # tasks go there, and the lane's worker (handlers/long_worker.py).
+    LONG_QUEUE_URL = "A2A_LONG_QUEUE_URL"
+    LONG_TASKS = "A2A_LONG_TASKS"
+    LONG_CONCURRENCY = "A2A_LONG_CONCURRENCY"
+    LONG_SHUTDOWN_GRACE_SECONDS = "A2A_LONG_SHUTDOWN_GRACE_SECONDS"
     SQS_ENDPOINT = "AWS_ENDPOINT_URL_SQS"
     LEASE_SECONDS = "A2A_LEASE_SECONDS"
     INPUT_WAIT_SECONDS = "A2A_INPUT_WAIT_SECONDS"
@@ -128,6 +138,11 @@ DEFAULT_MAX_TASK_BYTES = 16 * 1024 * 1024
 INLINE = "inline"
 QUEUE = "queue"
 EXECUTION_MODES = (INLINE, QUEUE)
+# Which queued tasks go to the long-task lane (A2A_LONG_TASKS): those of an agent that says
+# `long_running = True` (`declared`, the default), or every one (`all`).
+DECLARED = "declared"
+ALL = "all"
+LONG_TASK_MODES = (DECLARED, ALL)
 # Who sends push notifications (docs/push.md): the process that wrote the events (`inline`),
 # or the dispatcher Lambda fed by the table's stream (`stream`, on AWS: a Lambda freezes once
 # it answers, so it cannot deliver in the background).
@@ -239,6 +254,17 @@ def execution_mode(env: Mapping[str, str]) -> str:
 
 
 _LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def long_tasks_mode(env: Mapping[str, str]) -> str:
+    """A2A_LONG_TASKS; `all` needs the long queue to send them to."""
+    value = (env.get(ENV.LONG_TASKS) or DECLARED).strip().lower()
+    if value not in LONG_TASK_MODES:
+        raise SettingsError(f"{ENV.LONG_TASKS} must be one of {', '.join(LONG_TASK_MODES)}, "
+                            f"not {env.get(ENV.LONG_TASKS)!r}")
+    if value == ALL and not env.get(ENV.LONG_QUEUE_URL):
+        raise SettingsError(f"{ENV.LONG_TASKS}={ALL} needs {ENV.LONG_QUEUE_URL}")
+    return value
 
 
 def push_delivery_mode(env: Mapping[str, str]) -> str:

@@ -15,13 +15,16 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from a2akit.env import (
+    ALL,
     ALL_OPERATIONS,
+    DECLARED,
     DEFAULT_AGENT,
     DEFAULT_MAX_TASK_BYTES,
     ENV,
     EXECUTION_MODES,
     INLINE,
     JWT_ALGORITHMS,
+    LONG_TASK_MODES,
     PUSH_DELIVERY_MODES,
     QUEUE,
     STREAM,
@@ -36,6 +39,7 @@ from a2akit.env import (
     is_name,
     items,
     log_level_name,
+    long_tasks_mode,
     name_map,
     port,
     positive,
@@ -50,9 +54,10 @@ if TYPE_CHECKING:
 
 # ENV, the modes and SettingsError live in a2akit.env; they are named here too, where the
 # kit's code and infra/ take them with `Settings`.
-__all__ = ["ALL_OPERATIONS", "DEFAULT_AGENT", "DEFAULT_MAX_TASK_BYTES", "ENV", "EXECUTION_MODES",
-           "INLINE", "JWT_ALGORITHMS", "PUSH_DELIVERY_MODES", "QUEUE", "STREAM", "Settings",
-           "SettingsError", "check_fetch_url", "name_map"]
+__all__ = ["ALL", "ALL_OPERATIONS", "DECLARED", "DEFAULT_AGENT", "DEFAULT_MAX_TASK_BYTES", "ENV",
+           "EXECUTION_MODES", "INLINE", "JWT_ALGORITHMS", "LONG_TASK_MODES",
+           "PUSH_DELIVERY_MODES", "QUEUE", "STREAM", "Settings", "SettingsError",
+           "check_fetch_url", "name_map"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -103,6 +108,14 @@ class Settings:
     execution: str = INLINE
     queue_url: str | None = None
     sqs_endpoint: str | None = None
+    # The long-task lane (handlers/long_worker.py, on ECS Fargate): whoever enqueues sends the
+    # tasks `long_tasks` picks (an agent's `long_running`, or all) to this queue instead.
+    long_queue_url: str | None = None
+    long_tasks: str = DECLARED
+    # The lane's worker: agents it runs at once, and after SIGTERM how long running agents
+    # may go on before each ends FAILED (under ECS's stop timeout, at most 120 s).
+    long_concurrency: int = 1
+    long_shutdown_grace_seconds: float = 100.0
     # A runner renews its lease on a task every third of this; a lease not renewed for this
     # long means the runner stopped, and the task ends FAILED (a2akit.execution.leases).
     lease_seconds: float = 30.0
@@ -180,6 +193,8 @@ class Settings:
     # Web Adapter's order), and AWS_LWA_HOST, then HOST: the adapter connects to localhost.
     http_port: int = 8080
     http_host: str = "127.0.0.1"
+    # ECS's task metadata endpoint (ECS_CONTAINER_METADATA_URI_V4); None outside ECS.
+    ecs_metadata_uri: str | None = None
 
     def __post_init__(self) -> None:
         if self.card_signing_key and self.card_signing_kms_key_id:
@@ -246,6 +261,12 @@ class Settings:
             execution=execution_mode(env),
             queue_url=env.get(ENV.QUEUE_URL) or None,
             sqs_endpoint=env.get(ENV.SQS_ENDPOINT) or None,
+            long_queue_url=env.get(ENV.LONG_QUEUE_URL) or None,
+            long_tasks=long_tasks_mode(env),
+            long_concurrency=integer(env, ENV.LONG_CONCURRENCY, cls.long_concurrency,
+                                     minimum=1, maximum=100),
+            long_shutdown_grace_seconds=seconds(env, ENV.LONG_SHUTDOWN_GRACE_SECONDS,
+                                                cls.long_shutdown_grace_seconds),
             lease_seconds=seconds(env, ENV.LEASE_SECONDS, cls.lease_seconds),
             input_wait_seconds=seconds(env, ENV.INPUT_WAIT_SECONDS, cls.input_wait_seconds),
             budget_margin_seconds=seconds(env, ENV.BUDGET_MARGIN_SECONDS,
@@ -300,6 +321,7 @@ class Settings:
             service_name=env.get(ENV.SERVICE_NAME) or None,
             http_port=port(env, (ENV.LWA_PORT, ENV.PORT), cls.http_port),
             http_host=env.get(ENV.LWA_HOST) or env.get(ENV.HOST) or cls.http_host,
+            ecs_metadata_uri=env.get(ENV.ECS_METADATA_URI) or None,
         )
 
 

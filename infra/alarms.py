@@ -23,17 +23,22 @@ from a2akit.push.metric import DIMENSION, FAILED_METRIC, METRIC_NAMESPACE
 
 from .grpc_service import GrpcService
 from .kit_metrics import failed_rate, kit_metric, total
+from .long_lane import LongLane
 from .push import ITERATOR_AGE_ALARM_SECONDS, PushDispatcher
 from .worker import QueueWorker
 
 __all__ = ["DOOR_LATENCY_ALARM_FRACTION", "ECS_UTILIZATION_ALARM_PERCENT",
-           "FAILED_TASK_RATE_ALARM_PERCENT", "QUEUE_AGE_ALARM_SECONDS",
+           "FAILED_TASK_RATE_ALARM_PERCENT", "LONG_QUEUE_AGE_ALARM_SECONDS",
+           "QUEUE_AGE_ALARM_SECONDS",
            "WORKER_DURATION_ALARM_FRACTION", "Alarms"]
 
 _PERIOD = Duration.minutes(5)
 # A task that waited this long for a worker: the workers' concurrency (a2a:workerMaxConcurrency)
 # is too low for the load, or the worker keeps failing.
 QUEUE_AGE_ALARM_SECONDS = 300
+# A long task that waited this long: the lane starts a task within a couple of minutes (a
+# cold queue's metrics can lag up to 15), so this is the lane at its most tasks, or failing.
+LONG_QUEUE_AGE_ALARM_SECONDS = 1200
 # A worker invocation that ran this share of its timeout: agents near the point where the
 # invocation is cut off (the task then ends FAILED on a later receive).
 WORKER_DURATION_ALARM_FRACTION = 0.9
@@ -188,6 +193,29 @@ class Alarms(Construct):
             ),
             "Queue messages in the dead-letter queue",
         )
+
+    def add_long_lane(self, lane: LongLane) -> None:
+        """The long-task lane: jobs waiting too long (the lane at its most tasks, or its
+        tasks failing to start), and jobs it gave up on."""
+        self._add(
+            "LongQueueAge",
+            lane.queue.metric_approximate_age_of_oldest_message(period=_PERIOD,
+                                                                statistic="Maximum"),
+            f"A long task waited {LONG_QUEUE_AGE_ALARM_SECONDS} s for the long lane",
+            threshold=LONG_QUEUE_AGE_ALARM_SECONDS,
+        )
+        self._add(
+            "LongDeadLetters",
+            lane.dead_letter_queue.metric_approximate_number_of_messages_visible(
+                period=_PERIOD, statistic="Maximum"),
+            "Long-lane queue messages in its dead-letter queue",
+        )
+        for name, metric in (("Cpu", lane.service.metric_cpu_utilization(period=_PERIOD)),
+                             ("Memory", lane.service.metric_memory_utilization(period=_PERIOD))):
+            self._add(f"Long{name}", metric,
+                      f"Long-lane tasks' {name.lower()} above {ECS_UTILIZATION_ALARM_PERCENT} % "
+                      f"for {_ECS_PERIODS * 5} minutes",
+                      threshold=ECS_UTILIZATION_ALARM_PERCENT, periods=_ECS_PERIODS)
 
     def _add_grpc(self, grpc: GrpcService) -> None:
         self._add(

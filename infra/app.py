@@ -82,7 +82,7 @@ def build_app(app: App | None = None, *, lambda_bundle: str | None = None,
             bundle = str(target)
         check_size(Path(bundle))
     image_context = None
-    if agent is not None and config.grpc and bundling:
+    if agent is not None and (config.grpc or config.long_lane) and bundling:
         image_context = stage_agent_image(PROJECT_ROOT, agent, lock, build / "image-agent")
     A2AStack(app, config.stack_name, config=config, lambda_bundle=bundle, placement=placement,
              image_context=image_context,

@@ -18,8 +18,8 @@ from a2akit.settings import DEFAULT_AGENT, EXECUTION_MODES, QUEUE, SettingsError
 
 from .queue_timing import MIN_MAX_RECEIVES, QueueTiming
 
-__all__ = ["AUTH", "CONTEXT", "DEFAULT_AGENT_POLICY", "AgentPolicy", "ConfigError",
-           "DeployConfig"]
+__all__ = ["AUTH", "CONTEXT", "DEFAULT_AGENT_POLICY", "LONG_TASKS", "AgentPolicy",
+           "ConfigError", "DeployConfig"]
 
 # The streaming door (REST API, response streaming) carries a response for up to 15 minutes,
 # Lambda's ceiling too; the function's timeout is the budget plus a few seconds
@@ -29,6 +29,10 @@ _MAX_STREAM_BUDGET_SECONDS = 890.0
 _MAX_GRPC_STREAM_BUDGET_SECONDS = 3600.0
 # AWS Lambda's ceiling for any invocation.
 _MAX_WORKER_TIMEOUT_SECONDS = 900
+# ECS's longest stop timeout (SIGTERM to SIGKILL) on Fargate, and the least the long lane's
+# worker needs: its receive under way (5 s) and a margin for the FAILED writes (10 s).
+_MAX_STOP_TIMEOUT_SECONDS = 120
+_MIN_STOP_TIMEOUT_SECONDS = 20
 # The internal ALB's clients by default: the VPC itself (infra/grpc_service.py: VPC_CIDR).
 DEFAULT_GRPC_ALLOWED_CIDRS = ("10.0.0.0/16",)
 # The agent project's own IAM policy, when a2a:agentPolicy names none.
@@ -99,6 +103,12 @@ class CONTEXT:
     WORKER_TIMEOUT_SECONDS = "a2a:workerTimeoutSeconds"
     LEASE_SECONDS = "a2a:leaseSeconds"
     QUEUE_MAX_RECEIVES = "a2a:queueMaxReceives"
+    # The long-task lane (docs/execution.md, "Where an agent can run"; infra/long_lane.py).
+    LONG_TASKS = "a2a:longTasks"
+    LONG_TASKS_NETWORK = "a2a:longTasksNetwork"
+    LONG_TASKS_SPOT = "a2a:longTasksSpot"
+    LONG_TASKS_STOP_TIMEOUT = "a2a:longTasksStopTimeout"
+    LONG_TASKS_MAX_TASKS = "a2a:longTasksMaxTasks"
     PUSH = "a2a:push"
     PLAYGROUND = "a2a:playground"  # the browser page on the door (docs/playground.md)
     CARD_SIGNING = "a2a:cardSigning"  # a KMS key signs the agent card (docs/signing.md)
@@ -111,6 +121,16 @@ class CONTEXT:
     HTTP_API_JWT_AUTHORIZER = "a2a:httpApiJwtAuthorizer"
     COGNITO_DOMAIN_PREFIX = "a2a:cognitoDomainPrefix"
     API_KEY_HEADER = "a2a:apiKeyHeader"
+
+
+class LONG_TASKS:
+    """Values of `a2a:longTasks`: no lane, the lane for agents that declare `long_running`,
+    or every queued task on the lane."""
+
+    OFF = "false"
+    DECLARED = "true"
+    ALL = "all"
+    VALUES = (OFF, DECLARED, ALL)
 
 
 class AUTH:
@@ -213,6 +233,15 @@ class DeployConfig:
     playground: bool = False
     # Signed agent cards: a KMS key (retained) only the front door's role may sign with.
     card_signing: bool = False
+    # The long-task lane: a queue worker on ECS Fargate with no time limit and no task while
+    # its queue is empty (infra/long_lane.py). Off by default.
+    long_tasks: str = LONG_TASKS.OFF
+    # public: public subnets, a public IP, no inbound rule, no NAT gateway (the cheaper);
+    # nat: private subnets behind NAT gateways (the gRPC side's VPC when it is on).
+    long_tasks_network: str = "public"
+    long_tasks_spot: bool = False
+    long_tasks_stop_timeout: int = _MAX_STOP_TIMEOUT_SECONDS
+    long_tasks_max_tasks: int = 10
     auth: str = AUTH.JWT
     jwt_issuer: str | None = None  # None with auth=jwt: the stack's own Cognito user pool
     jwt_audience: str | None = None  # comma-separated; the Cognito app client by default
@@ -231,6 +260,10 @@ class DeployConfig:
     def uses_queue(self) -> bool:
         """Whether a binding queues tasks, so the queue and the worker are deployed."""
         return self.execution == QUEUE or (self.grpc and self.grpc_execution == QUEUE)
+
+    @property
+    def long_lane(self) -> bool:
+        return self.long_tasks != LONG_TASKS.OFF
 
     @property
     def queue_timing(self) -> QueueTiming:
@@ -284,6 +317,27 @@ class DeployConfig:
             raise ConfigError(f"{CONTEXT.AGENT} must be module:attribute, got {self.agent!r}")
         self._check_auth()
         self._check_agent_access()
+        self._check_long_tasks()
+
+    def _check_long_tasks(self) -> None:
+        if self.long_tasks not in LONG_TASKS.VALUES:
+            raise ConfigError(f"{CONTEXT.LONG_TASKS} must be one of "
+                              f"{', '.join(LONG_TASKS.VALUES)}, got {self.long_tasks!r}")
+        if self.long_tasks_network not in ("public", "nat"):
+            raise ConfigError(f"{CONTEXT.LONG_TASKS_NETWORK} must be public or nat, got "
+                              f"{self.long_tasks_network!r}")
+        if not _MIN_STOP_TIMEOUT_SECONDS <= self.long_tasks_stop_timeout <= (
+                _MAX_STOP_TIMEOUT_SECONDS):
+            raise ConfigError(f"{CONTEXT.LONG_TASKS_STOP_TIMEOUT} must be in "
+                              f"[{_MIN_STOP_TIMEOUT_SECONDS}, {_MAX_STOP_TIMEOUT_SECONDS}] "
+                              f"(ECS's longest stop timeout), got {self.long_tasks_stop_timeout}")
+        if not 1 <= self.long_tasks_max_tasks <= 100:
+            raise ConfigError(f"{CONTEXT.LONG_TASKS_MAX_TASKS} must be in [1, 100], got "
+                              f"{self.long_tasks_max_tasks}")
+        if self.long_lane and not self.uses_queue:
+            raise ConfigError(f"{CONTEXT.LONG_TASKS} needs a binding that queues its tasks "
+                              f"({CONTEXT.EXECUTION}=queue, the default, or "
+                              f"{CONTEXT.GRPC_EXECUTION}=queue with gRPC)")
 
     def _check_agent_access(self) -> None:
         for policy in self.agent_managed_policies:
@@ -468,6 +522,14 @@ class DeployConfig:
             push=_bool(get, CONTEXT.PUSH, default("push")),
             playground=_bool(get, CONTEXT.PLAYGROUND, default("playground")),
             card_signing=_bool(get, CONTEXT.CARD_SIGNING, default("card_signing")),
+            long_tasks=_long_tasks(get),
+            long_tasks_network=_str(get, CONTEXT.LONG_TASKS_NETWORK)
+            or default("long_tasks_network"),
+            long_tasks_spot=_bool(get, CONTEXT.LONG_TASKS_SPOT, default("long_tasks_spot")),
+            long_tasks_stop_timeout=_int(get, CONTEXT.LONG_TASKS_STOP_TIMEOUT,
+                                         default("long_tasks_stop_timeout")),
+            long_tasks_max_tasks=_int(get, CONTEXT.LONG_TASKS_MAX_TASKS,
+                                      default("long_tasks_max_tasks")),
             auth=_str(get, CONTEXT.AUTH) or default("auth"),
             jwt_issuer=_str(get, CONTEXT.JWT_ISSUER),
             jwt_audience=_str(get, CONTEXT.JWT_AUDIENCE),
@@ -476,6 +538,19 @@ class DeployConfig:
             cognito_domain_prefix=_str(get, CONTEXT.COGNITO_DOMAIN_PREFIX),
             api_key_header=_str(get, CONTEXT.API_KEY_HEADER),
         )
+
+
+def _long_tasks(get: Callable[[str], Any]) -> str:
+    """a2a:longTasks: true, false or all (JSON booleans too)."""
+    value = get(CONTEXT.LONG_TASKS)
+    if value is None or value == "":
+        return LONG_TASKS.OFF
+    if isinstance(value, bool):
+        return LONG_TASKS.DECLARED if value else LONG_TASKS.OFF
+    if isinstance(value, str) and value.strip().lower() in LONG_TASKS.VALUES:
+        return value.strip().lower()
+    raise ConfigError(f"{CONTEXT.LONG_TASKS} must be one of {', '.join(LONG_TASKS.VALUES)}, "
+                      f"got {value!r}")
 
 
 def _project(get: Callable[[str], Any]) -> AgentProject | None:

@@ -23,7 +23,7 @@ from .agent_code import AgentCode
 
 __all__ = ["AGENT_CODE_FOLDER", "CPU_TARGET_PERCENT", "GRPC_HEALTH_CHECK_PATH", "HTTPS_PORT",
            "IDLE_TIMEOUT_MARGIN_SECONDS", "STOP_TIMEOUT_MARGIN_SECONDS", "VPC_CIDR",
-           "GrpcService", "stage_agent_image"]
+           "GrpcService", "kit_image", "stage_agent_image"]
 
 HTTPS_PORT = 443
 # A literal, not a token, so security group rules (and their checks) see the real range.
@@ -85,6 +85,22 @@ def stage_agent_image(project_root: Path, agent: AgentCode, lock: Path, target: 
     (target / _DOCKERFILE).write_text(dockerfile.replace(_LAST_KIT_COPY,
                                                          _LAST_KIT_COPY + _AGENT_COPY))
     return target
+
+
+def kit_image(project_root: Path, image_context: Path | None = None) -> ecs.ContainerImage:
+    """The kit's image: the kit's tree (only what the image needs), or an agent project's
+    staged context (`stage_agent_image`). The gRPC container runs its CMD; the long-task
+    lane's worker the same image with another command (infra/long_lane.py)."""
+    if image_context is not None:
+        return ecs.ContainerImage.from_asset(str(image_context), file=_DOCKERFILE,
+                                             platform=ecr_assets.Platform.LINUX_ARM64)
+    return ecs.ContainerImage.from_asset(
+        str(project_root),
+        file=_DOCKERFILE,
+        platform=ecr_assets.Platform.LINUX_ARM64,
+        exclude=_IMAGE_EXCLUDE,
+        ignore_mode=IgnoreMode.DOCKER,
+    )
 
 
 class GrpcService(Construct):
@@ -175,14 +191,7 @@ class GrpcService(Construct):
         task.add_container(
             "Server",
             # The kit's tree (only what the image needs), or an agent project's staged context.
-            image=ecs.ContainerImage.from_asset(
-                str(project_root),
-                file=_DOCKERFILE,
-                platform=ecr_assets.Platform.LINUX_ARM64,
-                exclude=_IMAGE_EXCLUDE,
-                ignore_mode=IgnoreMode.DOCKER,
-            ) if image_context is None else ecs.ContainerImage.from_asset(
-                str(image_context), file=_DOCKERFILE, platform=ecr_assets.Platform.LINUX_ARM64),
+            image=kit_image(project_root, image_context),
             environment={**environment, ENV.SERVICE_NAME: self.service_name},
             port_mappings=[ecs.PortMapping(container_port=port)],
             logging=ecs.LogDriver.aws_logs(stream_prefix="grpc", log_group=self.log_group),

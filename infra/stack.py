@@ -10,17 +10,18 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_route53 as route53
 from constructs import Construct
 
-from a2akit.settings import ENV, QUEUE, STREAM, Settings
+from a2akit.settings import ALL, ENV, QUEUE, STREAM, Settings
 
 from .agent_access import AgentAccess
 from .alarms import Alarms
 from .auth import ApiKeySecret, CognitoIssuer
 from .card_signing import CardSigningKey
-from .config import AUTH, DeployConfig
+from .config import AUTH, LONG_TASKS, DeployConfig
 from .dashboard import Dashboard
 from .edge import RateLimitAcl
 from .grpc_service import GrpcService
 from .jsonrpc_api import DomainConfig, JsonRpcApi
+from .long_lane import LongLane
 from .push import PushDispatcher
 from .region import Placement
 from .sweeper import LeaseSweeper
@@ -230,6 +231,10 @@ class A2AStack(Stack):
                 self._grant_agent(self.grpc.task_role)
             self._grant_keys(self.grpc.task_role)
 
+        self.long_lane: LongLane | None = None
+        if config.long_lane:
+            self._add_long_lane(config, runtime, agent_environment, image_context)
+
         self.alarms = Alarms(
             self,
             "Alarms",
@@ -244,6 +249,8 @@ class A2AStack(Stack):
             push=self.push,
             email=config.alarm_email,
         )
+        if self.long_lane is not None:
+            self.alarms.add_long_lane(self.long_lane)
         Dashboard(self, "Dashboard", alarms=self.alarms.alarms, table=self.table.table,
                   jsonrpc=self.jsonrpc, worker=self.worker, sweeper=self.sweeper.function,
                   grpc=self.grpc, push=self.push)
@@ -265,6 +272,11 @@ class A2AStack(Stack):
             CfnOutput(self, "PushFailedBatchesQueueUrl",
                       value=self.push.failed_batches.queue_url,
                       description="stream batches the push dispatcher could not process")
+        if self.long_lane is not None:
+            CfnOutput(self, "LongQueueUrl", value=self.long_lane.queue.queue_url,
+                      description="the long-task lane's queue (its worker on ECS Fargate)")
+            CfnOutput(self, "LongDeadLetterQueueUrl",
+                      value=self.long_lane.dead_letter_queue.queue_url)
         self._auth_outputs()
         if self.grpc is not None:
             CfnOutput(
@@ -289,6 +301,41 @@ class A2AStack(Stack):
                       description="the hosted zone of DomainNameTarget, for an alias record")
         self._suppress_nag_findings()
 
+    def _add_long_lane(self, config: DeployConfig, runtime: dict[str, str],
+                       agent_environment: dict[str, str], image_context: Path | None) -> None:
+        """The long-task lane: its queue and its worker service (infra/long_lane.py), with
+        the Lambda worker's table grants and settings; whoever enqueues learns its queue."""
+        assert self.worker is not None  # DeployConfig: the lane needs a binding that queues
+        lane = self.long_lane = LongLane(
+            self,
+            "LongLane",
+            project_root=PROJECT_ROOT,
+            environment={**runtime, **config.queue_timing.worker_environment,
+                         **agent_environment},
+            max_receives=config.queue_timing.max_receives,
+            max_tasks=config.long_tasks_max_tasks,
+            network=config.long_tasks_network,
+            spot=config.long_tasks_spot,
+            stop_timeout_seconds=config.long_tasks_stop_timeout,
+            nat_vpc=self.grpc.vpc if self.grpc is not None else None,
+            nat_gateways=config.nat_gateways,
+            image_context=image_context,
+        )
+        self._grant_table(lane.task_role, table_actions(runs=True))
+        self._grant_agent(lane.task_role)
+        routing = {ENV.LONG_QUEUE_URL: lane.queue.queue_url}
+        if config.long_tasks == LONG_TASKS.ALL:
+            routing[ENV.LONG_TASKS] = ALL
+        if config.execution == QUEUE:
+            for name, value in routing.items():
+                self.jsonrpc.function.add_environment(name, value)
+            self._grant_send(self.jsonrpc.function.role, lane.queue.queue_arn)
+        if self.grpc is not None and config.grpc_execution == QUEUE:
+            for name, value in routing.items():
+                self.grpc.service.task_definition.default_container.add_environment(  # type: ignore[union-attr]
+                    name, value)
+            self._grant_send(self.grpc.task_role, lane.queue.queue_arn)
+
     def _deliver_from_the_start(self) -> None:
         """The push settings reach the processes that write events only once the stream
         mapping exists: it starts at LATEST, so a task that may have push configs never
@@ -300,6 +347,8 @@ class A2AStack(Stack):
             writers.append(self.worker.function)
         if self.grpc is not None:
             writers.append(self.grpc.service.task_definition)
+        if self.long_lane is not None:
+            writers.append(self.long_lane.service.task_definition)
         for writer in writers:
             writer.node.add_dependency(self.push.mapping)
 
@@ -355,13 +404,32 @@ class A2AStack(Stack):
                 reason="API Gateway's own logging role for access and error logs; AWS's"
                 " managed policy is the documented one."))
 
-    def _grant_send(self, role: iam.IRole | None) -> None:
-        """SendMessage on the task queue and nothing else: the kit's queue client only
-        sends (`grant_send_messages` adds GetQueueAttributes and GetQueueUrl, never called;
-        tests/rehearsal records the calls)."""
+    def _acknowledge_long_lane(self, lane: LongLane) -> None:
+        cluster = self.get_logical_id(lane.cluster.node.default_child)  # type: ignore[arg-type]
+        Validations.of(lane.task_role).acknowledge(Acknowledgment(
+            id="AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ecs:<AWS::Region>:"
+            f"<AWS::AccountId>:task/<{cluster}>/*]",
+            reason="The worker protects its own task from scale-in (ecs:UpdateTaskProtection):"
+            " the lane's tasks are started by ECS, so their ARNs are known only as this"
+            " cluster's."))
+        execution_role = lane.service.task_definition.execution_role
+        assert execution_role is not None
+        Validations.of(execution_role).acknowledge(Acknowledgment(
+            id="AwsSolutions-IAM5[Resource::*]",
+            reason="ecr:GetAuthorizationToken has no resource-level permissions; image pulls"
+            " are scoped to the asset repository by CDK."))
+        Validations.of(lane.service.task_definition).acknowledge(Acknowledgment(
+            id="AwsSolutions-ECS2",
+            reason="The container environment holds only non-secret settings (agent import"
+            " path, table name, queue URL, flags)."))
+
+    def _grant_send(self, role: iam.IRole | None, queue_arn: str | None = None) -> None:
+        """SendMessage on the task queue (or `queue_arn`) and nothing else: the kit's queue
+        client only sends (`grant_send_messages` adds GetQueueAttributes and GetQueueUrl,
+        never called; tests/rehearsal records the calls)."""
         assert role is not None and self.worker is not None
         role.add_to_principal_policy(iam.PolicyStatement(
-            actions=["sqs:SendMessage"], resources=[self.worker.queue.queue_arn]))
+            actions=["sqs:SendMessage"], resources=[queue_arn or self.worker.queue.queue_arn]))
 
     def _grant_agent(self, role: iam.IRole | None) -> None:
         """The agent's permissions and values on a role that runs it."""
@@ -469,6 +537,8 @@ class A2AStack(Stack):
                     " with an alarm on its depth.",
                 )
             )
+        if self.long_lane is not None:
+            self._acknowledge_long_lane(self.long_lane)
         if self.grpc is not None:
             execution_role = self.grpc.service.task_definition.execution_role
             assert execution_role is not None

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Mapping
-from typing import Any
 
 from a2akit import aws, logs
+from a2akit.execution.lane import sqs_record
 from a2akit.settings import ENV, Settings
 
 
@@ -28,20 +27,6 @@ class _Context:
 
     def get_remaining_time_in_millis(self) -> int:
         return max(0, int((self._end - time.monotonic()) * 1000))
-
-
-def _record(message: Mapping[str, Any], arn: str, region: str) -> dict[str, Any]:
-    return {
-        "messageId": message["MessageId"],
-        "receiptHandle": message["ReceiptHandle"],
-        "body": message["Body"],
-        "attributes": message.get("Attributes", {}),
-        "messageAttributes": message.get("MessageAttributes", {}),
-        "md5OfBody": message["MD5OfBody"],
-        "eventSource": "aws:sqs",
-        "eventSourceARN": arn,
-        "awsRegion": region,
-    }
 
 
 def main() -> None:
@@ -64,7 +49,7 @@ def main() -> None:
                                        WaitTimeSeconds=1, AttributeNames=["All"],
                                        MessageAttributeNames=["All"])
         for message in received.get("Messages", []):
-            event = {"Records": [_record(message, arn, region)]}
+            event = {"Records": [sqs_record(message, arn, region)]}
             result = handler(event, _Context(args.timeout))
             failed = {item["itemIdentifier"] for item in result["batchItemFailures"]}
             if message["MessageId"] not in failed:

@@ -11,6 +11,8 @@
     budget.py     how long a call or a worker's run may take (Lambda's remaining time)
     queue.py      queue mode's job and its SQS queue
     worker.py     the queue worker
+    lane.py       the long-task lane's worker loop (no time limit, ECS scale-in protection)
+    protection.py the lane's ECS task scale-in protection
 """
 
 from a2akit.execution.executor import Execution, Executor, make_executor

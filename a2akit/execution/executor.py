@@ -2,7 +2,9 @@
 
     InlineExecutor   this process runs the agent (a `Run`) under the call's budget
     QueueExecutor    this process records the task and queues it; a worker runs the agent,
-                     and the call follows the task's stored events
+                     and the call follows the task's stored events. With a long queue
+                     (A2A_LONG_QUEUE_URL) the tasks `goes_long` picks go there, to the
+                     long-task lane's worker (no time limit), the others to the Lambda worker
 
 The operations start a SendMessage with `Executor.begin` and read what it comes to from the
 `Execution` it returns, the same way in both modes.
@@ -12,20 +14,22 @@ from __future__ import annotations
 
 import abc
 from collections.abc import AsyncIterator, Sequence
+from typing import Any
 
 from a2akit.agent import Agent, RequestContext
 from a2akit.execution.budget import call_budget
 from a2akit.execution.follow import follow
 from a2akit.execution.leases import current
 from a2akit.execution.outcomes import Outcome, Started, Terms
-from a2akit.execution.queue import TaskQueue, enqueue, make_queue
+from a2akit.execution.queue import SqsQueue, TaskQueue, enqueue, make_queue
 from a2akit.execution.run import Run
 from a2akit.generated import a2a_pb2 as pb
-from a2akit.settings import QUEUE, Settings
+from a2akit.settings import ALL, QUEUE, Settings
 from a2akit.states import closes_stream
 from a2akit.store.base import PushTarget, Scope, StoredTask, TaskStore
 
-__all__ = ["Execution", "Executor", "InlineExecutor", "QueueExecutor", "make_executor"]
+__all__ = ["Execution", "Executor", "InlineExecutor", "QueueExecutor", "goes_long",
+           "make_executor"]
 
 Events = AsyncIterator[pb.StreamResponse]
 
@@ -132,20 +136,41 @@ class _Queued(Execution):
                                    lease_seconds=self._lease_seconds)
 
 
-class QueueExecutor(Executor):
-    """Records the task and queues it for a worker (`a2akit.execution.worker`)."""
+def goes_long(settings: Settings, agent: Any, context: RequestContext) -> bool:
+    """Whether the task of `context` goes to the long-task lane: every task with
+    A2A_LONG_TASKS=all, else when the agent declares it: `long_running = True`, or a
+    `long_running(context)` method answering per task. False without a long queue."""
+    if settings.long_queue_url is None:
+        return False
+    if settings.long_tasks == ALL:
+        return True
+    declared = getattr(agent, "long_running", False)
+    return bool(declared(context) if callable(declared) else declared)
 
-    def __init__(self, settings: Settings, store: TaskStore, queue: TaskQueue) -> None:
+
+class QueueExecutor(Executor):
+    """Records the task and queues it for a worker (`a2akit.execution.worker`): on the long
+    queue when `goes_long` says so, else on the Lambda worker's."""
+
+    def __init__(self, settings: Settings, store: TaskStore, queue: TaskQueue,
+                 long_queue: TaskQueue | None = None, agent: Agent | None = None) -> None:
         self.settings = settings
         self.store = store
         self.queue = queue
+        self.long_queue = long_queue
+        self.agent = agent
+
+    def queue_for(self, context: RequestContext) -> TaskQueue:
+        if self.long_queue is not None and goes_long(self.settings, self.agent, context):
+            return self.long_queue
+        return self.queue
 
     async def begin(self, context: RequestContext, stored: StoredTask | None, claim: str,
                     push_configs: Sequence[PushTarget],
                     deadline: float | None) -> Execution:
         budget = call_budget(self.settings, deadline)
-        outcome = await enqueue(self.store, self.queue, self.settings, context, stored, claim,
-                                push_configs)
+        outcome = await enqueue(self.store, self.queue_for(context), self.settings, context,
+                                stored, claim, push_configs)
         return _Queued(self.store, context.caller, outcome, budget, self.settings.lease_seconds)
 
 
@@ -153,5 +178,8 @@ def make_executor(settings: Settings, store: TaskStore, agent: Agent) -> Executo
     """The executor `settings.execution` names."""
     if settings.execution == QUEUE:
         # The SQS client (and with it boto3) is made only here, in queue mode.
-        return QueueExecutor(settings, store, make_queue(settings))
+        queue = make_queue(settings)
+        long_queue = (None if settings.long_queue_url is None
+                      else SqsQueue(settings.long_queue_url, queue.client))
+        return QueueExecutor(settings, store, queue, long_queue, agent)
     return InlineExecutor(settings, store, agent)

@@ -155,12 +155,12 @@ class SqsQueue:
 
     def __init__(self, url: str, client: SQSClient) -> None:
         self.url = url
-        self._client = client
+        self.client = client
 
     async def send(self, job: Job) -> None:
         try:
             with telemetry.span("a2a.queue.send"):
-                await asyncio.to_thread(self._client.send_message, QueueUrl=self.url,
+                await asyncio.to_thread(self.client.send_message, QueueUrl=self.url,
                                         MessageBody=job.encode())
         except Exception as exc:
             from a2akit.store._errors import ConnectionFailure, DynamoDBError

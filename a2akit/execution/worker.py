@@ -1,5 +1,6 @@
 """The queue worker: runs queued tasks, one SQS record at a time (`handlers.worker` on
-Lambda, `scripts.run_worker` locally).
+Lambda, `scripts.run_worker` locally, and the long-task lane's `a2akit.execution.lane` on
+ECS, with no budget).
 
 For each record the worker reads the task and, in this order:
 
@@ -11,8 +12,9 @@ For each record the worker reads the task and, in this order:
 4. take the lease, a conditional swap from the queue's owner to this run's: of two
    deliveries of one message only one wins, the other stops at 3;
 5. run the agent on the task as recorded, with the invocation's remaining time less the
-   margin as its deadline; past it the agent is stopped and the task ends FAILED, naming
-   the limit.
+   margin as its deadline (the long lane: none); past it the agent is stopped and the task
+   ends FAILED, naming the limit. A caller's `started` hook runs as the agent starts (the
+   long lane protects its ECS task and deletes the message: the lease holds the task now).
 
 A record that cannot be handled (the store is down, the body is not a job) is reported as
 a batch item failure, so SQS delivers it again. On its last allowed receive
@@ -22,8 +24,9 @@ SQS then moves the message to the dead-letter queue, and no task waits on it.
 
 from __future__ import annotations
 
+import functools
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 from a2akit import logs, metrics, telemetry, trace
@@ -53,9 +56,10 @@ class Worker:
         self.store = store
         self.agent = agent
 
-    async def run_job(self, job: Job, budget: float) -> None:
-        """Handle one job (steps 1-5 above). Raises A2AError when the store fails, JobError
-        when the task does not hold the job's message."""
+    async def run_job(self, job: Job, budget: float | None,
+                      started: Callable[[], Awaitable[None]] | None = None) -> None:
+        """Handle one job (steps 1-5 above); `budget` None: no limit. Raises A2AError when
+        the store fails, JobError when the task does not hold the job's message."""
         scope = job.scope
         stored = await self.store.get(scope, job.task_id)
         if stored is None or is_terminal(stored.task.status.state):
@@ -84,6 +88,9 @@ class Worker:
         run = Run(self.store, self.agent, context, stored=stored, claim=None, recorded=True,
                   terms=terms)
         run.start()
+        if started is not None:
+            # While the agent starts: the lease is this run's, and renewed by it from now.
+            await started()
         await run.finished()
 
     async def give_up(self, job: Job) -> None:
@@ -95,10 +102,13 @@ class Worker:
             log.warning("task %s: could not be failed before dead-lettering", job.task_id,
                         exc_info=True)
 
-    async def handle_batch(self, records: Iterable[Mapping[str, Any]],
-                           budget: Callable[[], float]) -> dict[str, list[dict[str, str]]]:
+    async def handle_batch(
+        self, records: Iterable[Mapping[str, Any]], budget: Callable[[], float | None],
+        started: Callable[[Mapping[str, Any]], Awaitable[None]] | None = None,
+    ) -> dict[str, list[dict[str, str]]]:
         """An SQS event's records, one after the other; the partial batch response lists
-        those to deliver again. `budget()` is the time the next run may take."""
+        those to deliver again. `budget()` is the time the next run may take (None: no
+        limit); `started(record)` runs once a record's run holds its task's lease."""
         failures: list[dict[str, str]] = []
         # Each record starts from the invocation's ids (a job's own are the record's alone).
         invocation = {key: value for key, value in logs.fields().items()
@@ -114,8 +124,9 @@ class Worker:
                 trace.continue_trace(job.traceparent)
                 logs.bind_caller(job.scope.tenant, job.scope.owner)
                 logs.bind_task(job.task_id)
+                hook = None if started is None else functools.partial(started, record)
                 with telemetry.consumer_span("RunTask", job.traceparent):
-                    await self.run_job(job, budget())
+                    await self.run_job(job, budget(), hook)
             except (A2AError, JobError):
                 log.exception("queue message %s failed (receive %d)", message_id, receives)
                 if job is not None and receives >= self.settings.queue_max_receives:

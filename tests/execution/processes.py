@@ -16,7 +16,7 @@ from grpc_service.generated import a2a_pb2_grpc
 from tests.store.conftest import TABLE
 from tests.support.processes import free_port, python_env, running, wait_for_output
 
-__all__ = ["LEASE_SECONDS", "SWEEP_SECONDS", "container", "kit_env", "worker"]
+__all__ = ["LEASE_SECONDS", "SWEEP_SECONDS", "container", "kit_env", "long_worker", "worker"]
 
 LEASE_SECONDS = 1.0
 SWEEP_SECONDS = 0.5
@@ -35,6 +35,15 @@ def worker(env: dict[str, str], log: Path, *, timeout: float = 900.0) -> Iterato
     with running([sys.executable, "-m", "scripts.run_worker", "--timeout", str(timeout)],
                  ports=[], env=env, log=log) as process:
         wait_for_output(log, "worker polling", process)
+        yield process
+
+
+@contextlib.contextmanager
+def long_worker(env: dict[str, str], log: Path) -> Iterator[Popen[bytes]]:
+    """The long-task lane's worker polling `A2A_LONG_QUEUE_URL`; yields it once it polls."""
+    with running([sys.executable, "-m", "handlers.long_worker"], ports=[], env=env,
+                 log=log) as process:
+        wait_for_output(log, "long worker polling", process)
         yield process
 
 

@@ -80,6 +80,11 @@ _LINTED_VARIANTS = {
         "a2a:grpc": "false", "a2a:domainName": "agent.example.com",
         "a2a:certificateArn": _CERTIFICATE, "a2a:auth": "apiKey", "a2a:waf": "true",
         "a2a:functionUrl": "true", "a2a:execution": "inline"},
+    # The long-task lane: public (its own VPC, no NAT), and every task on Spot in the gRPC
+    # side's VPC.
+    "long-tasks-public": {"a2a:grpc": "false", "a2a:longTasks": "true"},
+    "long-tasks-all-nat-spot": {"a2a:longTasks": "all", "a2a:longTasksNetwork": "nat",
+                                "a2a:longTasksSpot": "true"},
     "china": {
         "a2a:grpc": "false", "a2a:region": "cn-north-1", "a2a:snapStart": "false",
         "a2a:lwaLayerArn":

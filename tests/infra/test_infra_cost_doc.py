@@ -112,3 +112,33 @@ def test_the_grpc_side_s_fixed_costs_are_the_template_s(
         "AWS::ApplicationAutoScaling::ScalableTarget")
     ((_, target),) = service.items()
     assert _find(section, r"`a2a:grpcMinTasks` (\d+)") == (target["Properties"]["MinCapacity"],)
+
+
+_LANE = "The long-task lane (`a2a:longTasks=true`), added"
+
+
+def test_the_long_lane_s_costs_add_up_and_its_alarms_are_the_template_s(
+    synth: Synth, empty_bundle: Path, tmp_path: Path, default_template: Template
+) -> None:
+    section = _section(_LANE)
+    rows = _rows(section)
+    (per_task_total,) = [row for row in rows if row[0] == "**total**"]
+    per_task = float(per_task_total[-1].strip("*"))
+    per_task_rows = rows[rows.index(per_task_total) - 4:rows.index(per_task_total)]
+    assert round(sum(float(row[-1]) for row in per_task_rows), 5) == per_task
+    _, template, _ = synth(empty_bundle, tmp_path, **_NO_GRPC, **{"a2a:longTasks": "true"})
+    alarms, metrics = _alarms(template)
+    added = (alarms - _alarms(default_template)[0], metrics - _alarms(default_template)[1])
+    assert _find(section, r"\((\d+) alarms reading (\d+) metrics:") == added
+    alarm_cost = round(added[1] * _price("CloudWatch alarm, standard resolution"), 2)
+    days = 730 / 24
+    for row in rows:
+        if row[0] in ("0", "10", "1,000"):
+            per_day = int(row[0].replace(",", ""))
+            assert float(row[1]) == alarm_cost
+            tasks = float(row[2].rsplit("=", 1)[-1]) if "=" in row[2] else 0.0
+            assert abs(tasks - round(per_day * days) * per_task) < 0.01
+            assert float(row[3]) == round(alarm_cost + tasks, 2)
+    # Nothing runs idle: no NAT gateway or address of the lane's own on the default network.
+    assert _count(template, "AWS::EC2::NatGateway") == 0
+    assert _count(template, "AWS::EC2::EIP") == 0
