@@ -1,0 +1,145 @@
+"""A task's history and artifact parts in append-only body items (`a2akit.store._bodies`):
+a write that appends a chunk or changes the status rewrites a small snapshot, whoever reads
+the task gets it whole, and a write that loses leaves nothing a reader could mistake for
+the task (docs/store.md, "Bodies")."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from a2akit.generated import a2a_pb2 as pb
+from a2akit.store import _bodies, table
+from a2akit.store.base import Scope, TaskQuery, VersionConflictError
+from a2akit.store.dynamodb import DynamoDBStore
+from tests.store.conftest import TABLE, assert_expire_together, partition
+from tests.store.test_contract import make_task, status_event, task_event
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+
+def _chunk(task: pb.Task, i: int, size: int = 600) -> pb.StreamResponse:
+    """`task` with one more part of its artifact, and the event that says so."""
+    text = f"chunk {i} " + "".join(chr(97 + (i * 7 + j) % 26) for j in range(size))
+    if not task.artifacts:
+        task.artifacts.add(artifact_id="a1", name="out")
+    task.artifacts[0].parts.add(text=text)
+    event = pb.StreamResponse()
+    event.artifact_update.task_id = task.id
+    event.artifact_update.artifact.artifact_id = "a1"
+    event.artifact_update.artifact.parts.add(text=text)
+    event.artifact_update.append = i > 0
+    return event
+
+
+def _items(client: Any, scope: Scope, task_id: str) -> dict[str, dict[str, Any]]:
+    return {item["sk"]["S"]: item for item in partition(client, table.task_pk(scope, task_id))}
+
+
+async def test_appended_chunks_go_to_bodies_and_every_reader_gets_the_task(
+        ddb_client: Any, scope: Scope) -> None:
+    store = DynamoDBStore(TABLE, ddb_client)
+    task = make_task("s1", pb.TASK_STATE_WORKING)
+    stored = await store.create(scope, task, [task_event(task)])
+    for i in range(12):
+        stored = await store.update(scope, "s1", stored.version, task, [_chunk(task, i)])
+        assert stored.task == task
+    items = _items(ddb_client, scope, "s1")
+    bodies = [sk for sk in items if sk.startswith(table.BODY_PREFIX)]
+    assert len(bodies) == 12  # one per write, each written once
+    # The snapshot holds none of the moved content: it stays small however long the task.
+    assert table.item_size(items["TASK"]) < 1024
+    # A reader with nothing cached (another process), the writer, and a list page agree.
+    fresh = DynamoDBStore(TABLE, ddb_client)
+    for reader in (fresh, store):
+        got = await reader.get(scope, "s1")
+        assert got is not None and got.task == task and got.version == stored.version
+    page = await fresh.list(scope, TaskQuery())
+    assert [t for t in page.tasks if t.id == "s1"] == [task]
+    # Writes that change only the status keep the bodies: no body, a small snapshot.
+    task.status.state = pb.TASK_STATE_INPUT_REQUIRED
+    stored = await fresh.update(scope, "s1", stored.version, task,
+                                [status_event("s1", pb.TASK_STATE_INPUT_REQUIRED)])
+    after = _items(ddb_client, scope, "s1")
+    assert [sk for sk in after if sk.startswith(table.BODY_PREFIX)] == bodies
+    assert (await store.get(scope, "s1")).task == task  # type: ignore[union-attr]
+    # The end gives every item, the bodies included, the expiry.
+    task.status.state = pb.TASK_STATE_COMPLETED
+    await store.update(scope, "s1", stored.version, task,
+                       [status_event("s1", pb.TASK_STATE_COMPLETED)])
+    items = _items(ddb_client, scope, "s1")
+    assert_expire_together(list(items.values()), sorted(items))
+
+
+async def test_a_task_rewritten_otherwise_drops_its_bodies_and_reads_back_exactly(
+        ddb_client: Any, scope: Scope) -> None:
+    store = DynamoDBStore(TABLE, ddb_client)
+    task = make_task("r1", pb.TASK_STATE_WORKING)
+    stored = await store.create(scope, task, [])
+    for i in range(3):
+        stored = await store.update(scope, "r1", stored.version, task, [_chunk(task, i)])
+    # The artifact replaced (not appended), the history cut: the bodies no longer fit.
+    replaced = pb.Task()
+    replaced.CopyFrom(task)
+    del replaced.artifacts[0].parts[:]
+    replaced.artifacts[0].parts.add(text="x" * 2000)
+    del replaced.history[:]
+    stored = await store.update(scope, "r1", stored.version, replaced, [])
+    fresh = DynamoDBStore(TABLE, ddb_client)
+    assert (await fresh.get(scope, "r1")).task == replaced  # type: ignore[union-attr]
+    # Numbers go on after the dropped bodies: a new body never takes an old one's key.
+    more = pb.Task()
+    more.CopyFrom(replaced)
+    await fresh.update(scope, "r1", stored.version, more, [_chunk(more, 9)])
+    assert (await DynamoDBStore(TABLE, ddb_client).get(scope, "r1")).task == more  # type: ignore[union-attr]
+    layout = _bodies.layout_of(_items(ddb_client, scope, "r1")["TASK"])
+    assert layout is not None and layout.first > 3
+
+
+async def test_a_write_that_loses_leaves_nothing_a_reader_takes_for_the_task(
+        ddb_client: Any, scope: Scope) -> None:
+    # Two processes write the same version, each with a new body of the same number: the
+    # loser's body is neither stored nor kept in its cache, so it reads the winner's.
+    one, two = DynamoDBStore(TABLE, ddb_client), DynamoDBStore(TABLE, ddb_client)
+    task = make_task("l1", pb.TASK_STATE_WORKING)
+    created = await one.create(scope, task, [])
+    assert (await two.get(scope, "l1")) is not None
+    first, second = pb.Task(), pb.Task()
+    first.CopyFrom(task)
+    second.CopyFrom(task)
+    await one.update(scope, "l1", created.version, first, [_chunk(first, 1)])
+    with pytest.raises(VersionConflictError):
+        await two.update(scope, "l1", created.version, second, [_chunk(second, 2)])
+    got = await two.get(scope, "l1")
+    assert got is not None and got.task == first
+
+
+async def test_concurrent_appends_from_two_stores_lose_nothing(
+        ddb_client: Any, scope: Scope) -> None:
+    stores = [DynamoDBStore(TABLE, ddb_client) for _ in range(2)]
+    task = make_task("c1", pb.TASK_STATE_WORKING)
+    await stores[0].create(scope, task, [])
+
+    async def append(store: DynamoDBStore, who: int) -> None:
+        for i in range(6):
+            while True:
+                current = await store.get(scope, "c1")
+                assert current is not None
+                mine = pb.Task()
+                mine.CopyFrom(current.task)
+                mine.history.add(message_id=f"{who}-{i}", role=pb.ROLE_USER).parts.add(
+                    text="y" * 700)
+                try:
+                    await store.update(scope, "c1", current.version, mine, [])
+                    break
+                except VersionConflictError:
+                    await asyncio.sleep(0.01)
+
+    await asyncio.gather(*(append(store, who) for who, store in enumerate(stores)))
+    for reader in (*stores, DynamoDBStore(TABLE, ddb_client)):
+        got = await reader.get(scope, "c1")
+        assert got is not None
+        assert sorted(m.message_id for m in got.task.history[1:]) == sorted(
+            f"{who}-{i}" for who in range(2) for i in range(6))
