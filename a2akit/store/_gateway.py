@@ -132,10 +132,16 @@ class Gateway:
         """The task of a snapshot item whose bytes are whole, with its bodies."""
         head = pb.Task.FromString(item["task"]["B"])
         layout = _bodies.layout_of(item)
-        if layout is None or not layout.live:
+        if layout is None or not layout.joins:
             return head
-        return _bodies.join(head, await _bodies.read(self.call, self.client, self.name, pk,
-                                                     layout, self.body_cache))
+        bodies = await _bodies.read(self.call, self.client, self.name, pk, layout,
+                                    self.body_cache) if layout.live else []
+        tail_parts = []
+        if layout.tail is not None:
+            tail_parts = await _bodies.read_tail(
+                self.call, self.client, self.name, pk, layout, int(item["last_seq"]["N"]),
+                head.artifacts[layout.tail.artifact].artifact_id, self.body_cache)
+        return _bodies.join(head, bodies, layout.tail, tail_parts)
 
     def stored(self, pk: str, item: Item, parts: _parts.Ref | None,
                task: pb.Task | None = None) -> StoredTask:
@@ -156,9 +162,9 @@ class Gateway:
         response = await self.call(
             self.client.get_item, TableName=self.name,
             Key=table.key(pk, table.SNAPSHOT_SK), ConsistentRead=True,
-            ProjectionExpression="#c, #l, #d",
+            ProjectionExpression="#c, #l, #d, #t",
             ExpressionAttributeNames={"#c": table.COUNTED, "#l": _bodies.LAYOUT,
-                                      "#d": _bodies.DIGEST})
+                                      "#d": _bodies.DIGEST, "#t": _bodies.TAIL_DIGEST})
         item = response.get("Item", {})
         return table.COUNTED in item, _bodies.layout_of(item)
 

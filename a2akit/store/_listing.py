@@ -212,11 +212,12 @@ class _Listing:
         found: dict[str, pb.Task] = {}
         held: dict[str, Lease] = {}
         items = await self._whole(await self._batch_get(keys, {
-                "ProjectionExpression": "pk, #t, #o, #u, #p, #k, #l, #d",
+                "ProjectionExpression": "pk, #t, #o, #u, #p, #k, #l, #d, #e, #s",
                 "ExpressionAttributeNames": {"#t": "task", "#o": table.LEASE_OWNER,
                                              "#u": table.LEASE_UNTIL, "#p": table.PARTS,
                                              "#k": table.PART_TOKEN, "#l": _bodies.LAYOUT,
-                                             "#d": _bodies.DIGEST}}))
+                                             "#d": _bodies.DIGEST, "#e": _bodies.TAIL_DIGEST,
+                                             "#s": "last_seq"}}))
         # The bodies of the page's tasks that have any: one Query each, concurrently.
         joined = await asyncio.gather(*(self._gateway.joined(item[table.PK]["S"], item)
                                         for item in items))

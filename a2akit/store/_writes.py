@@ -259,14 +259,17 @@ def bookkeeping(gateway: Gateway, scope: Scope, task: pb.Task, snapshot: Item,
 def items(gateway: Gateway, scope: Scope, task: pb.Task,
           raw_events: Sequence[bytes], *, version: int, first_seq: int, expires: int | None,
           lease: Lease | None = None, counted: bool = False,
-          body: _bodies.Layout | None = None) -> tuple[Item, list[Item], list[Item]]:
+          body: _bodies.Layout | None = None, events: Sequence[pb.StreamResponse] = (),
+          tails: bool = True) -> tuple[Item, list[Item], list[Item]]:
     """The snapshot item of `task`, the puts of its events (`raw_events`, each only where
     none is yet) and of its new body, if any (`_bodies.plan` after the replaced snapshot's
     layout `body`: written with the snapshot, in its transaction). `expires`: the expiry of
     a terminal task. `counted`: the task is in its owner's quota count, which the snapshot
-    says while the task is unfinished."""
+    says while the task is unfinished. `events`: the parsed `raw_events`, which may hold
+    the tail of an artifact (`_bodies.Tail`); `tails`: whether they may (not when the
+    events since the replaced snapshot are not all this write's)."""
     pk = table.task_pk(scope, task.id)
-    head, layout, new_body = _bodies.plan(task, body)
+    head, layout, new_body = _bodies.plan(task, body, events, first_seq, tails=tails)
     data = head.SerializeToString()
     position = cursor.position(task)
     last_seq = first_seq + len(raw_events) - 1

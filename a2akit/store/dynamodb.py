@@ -128,6 +128,8 @@ class DynamoDBStore(TaskStore):
         take = [quota_take(gateway, scope, quota)] if counted and quota else []
         await _writes.create(gateway, task.id, snapshot, puts, claim, take, others, quota)
         _writes.wrote_bodies(gateway, bodies)
+        _bodies.remember_tail(gateway.body_cache, pk, _bodies.layout_of(snapshot), task,
+                              events, 1)
         stored = gateway.stored(pk, snapshot, _parts.ref(snapshot), task)
         self._wrote(scope, stored, events)
         return stored
@@ -203,7 +205,8 @@ class DynamoDBStore(TaskStore):
         gateway = self._gateway
         snapshot, puts = self._items(scope, task, events, version=condition.version + 1,
                                      first_seq=condition.last_seq + 1, lease=lease,
-                                     counted=counted, body=body)
+                                     counted=counted, body=body,
+                                     tails=condition.breaking is None)
         puts, bodies = _writes.bodies_apart(puts)
         extra = bookkeeping(gateway, scope, task, snapshot, old_state, counted=counted)
         extra += bodies
@@ -212,6 +215,9 @@ class DynamoDBStore(TaskStore):
                              hold_ms=self.reservation_ms,
                              hold_ms_per_batch=self.reservation_ms_per_batch)
         _writes.wrote_bodies(gateway, bodies)
+        _bodies.remember_tail(gateway.body_cache, snapshot[table.PK]["S"],
+                              _bodies.layout_of(snapshot), task, events,
+                              condition.last_seq + 1)
         return snapshot
 
     def _items(
@@ -225,6 +231,7 @@ class DynamoDBStore(TaskStore):
         lease: Lease | None = None,
         counted: bool = False,
         body: _bodies.Layout | None = None,
+        tails: bool = True,
     ) -> tuple[Item, list[Item]]:
         """The snapshot item, the puts of its events and of its new body, last
         (`_writes.items`), once the task and its events are within this store's size
@@ -234,7 +241,8 @@ class DynamoDBStore(TaskStore):
         expires = self._expires_at() if is_terminal(task.status.state) else None
         snapshot, puts, bodies = _writes.items(
             self._gateway, scope, task, raw_events, version=version, first_seq=first_seq,
-            expires=expires, lease=lease, counted=counted, body=body)
+            expires=expires, lease=lease, counted=counted, body=body, events=events,
+            tails=tails)
         return snapshot, puts + bodies
 
     async def request_cancel(self, scope: Scope, task_id: str) -> StoredTask | None:

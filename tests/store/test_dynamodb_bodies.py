@@ -38,7 +38,7 @@ def _items(client: Any, scope: Scope, task_id: str) -> dict[str, dict[str, Any]]
     return {item["sk"]["S"]: item for item in partition(client, table.task_pk(scope, task_id))}
 
 
-async def test_appended_chunks_go_to_bodies_and_every_reader_gets_the_task(
+async def test_appended_chunks_stay_in_their_events_and_every_reader_gets_the_task(
         ddb_client: Any, scope: Scope) -> None:
     store = DynamoDBStore(TABLE, ddb_client)
     task = make_task("s1", pb.TASK_STATE_WORKING)
@@ -47,30 +47,56 @@ async def test_appended_chunks_go_to_bodies_and_every_reader_gets_the_task(
         stored = await store.update(scope, "s1", stored.version, task, [_chunk(task, i)])
         assert stored.task == task
     items = _items(ddb_client, scope, "s1")
-    bodies = [sk for sk in items if sk.startswith(table.BODY_PREFIX)]
-    assert len(bodies) == 12  # one per write, each written once
-    # The snapshot holds none of the moved content: it stays small however long the task.
+    # The artifact's parts are its chunks' events: no body, nothing written twice.
+    assert not [sk for sk in items if sk.startswith(table.BODY_PREFIX)]
+    layout = _bodies.layout_of(items["TASK"])
+    assert layout is not None and layout.tail is not None and layout.tail.parts == 12
+    # The snapshot holds none of it: it stays small however long the task.
     assert table.item_size(items["TASK"]) < 1024
     # A reader with nothing cached (another process), the writer, and a list page agree.
     fresh = DynamoDBStore(TABLE, ddb_client)
     for reader in (fresh, store):
         got = await reader.get(scope, "s1")
         assert got is not None and got.task == task and got.version == stored.version
-    page = await fresh.list(scope, TaskQuery())
+    page = await DynamoDBStore(TABLE, ddb_client).list(scope, TaskQuery())
     assert [t for t in page.tasks if t.id == "s1"] == [task]
-    # Writes that change only the status keep the bodies: no body, a small snapshot.
+    # A status change keeps the tail; the task reads back whole.
     task.status.state = pb.TASK_STATE_INPUT_REQUIRED
     stored = await fresh.update(scope, "s1", stored.version, task,
                                 [status_event("s1", pb.TASK_STATE_INPUT_REQUIRED)])
-    after = _items(ddb_client, scope, "s1")
-    assert [sk for sk in after if sk.startswith(table.BODY_PREFIX)] == bodies
+    assert not [sk for sk in _items(ddb_client, scope, "s1") if sk.startswith("BODY#")]
     assert (await store.get(scope, "s1")).task == task  # type: ignore[union-attr]
+    # Another artifact, as large: into a body, the tail goes on.
+    task.artifacts.add(artifact_id="a2").parts.add(text="other " * 200)
+    other = pb.StreamResponse()
+    other.artifact_update.task_id = "s1"
+    other.artifact_update.artifact.CopyFrom(task.artifacts[1])
+    task.status.state = pb.TASK_STATE_WORKING
+    stored = await store.update(scope, "s1", stored.version, task, [other])
+    assert (await DynamoDBStore(TABLE, ddb_client).get(scope, "s1")).task == task  # type: ignore[union-attr]
     # The end gives every item, the bodies included, the expiry.
     task.status.state = pb.TASK_STATE_COMPLETED
     await store.update(scope, "s1", stored.version, task,
                        [status_event("s1", pb.TASK_STATE_COMPLETED)])
+    assert (await DynamoDBStore(TABLE, ddb_client).get(scope, "s1")).task == task  # type: ignore[union-attr]
     items = _items(ddb_client, scope, "s1")
+    assert [sk for sk in items if sk.startswith(table.BODY_PREFIX)]
     assert_expire_together(list(items.values()), sorted(items))
+
+
+async def test_a_growing_history_goes_to_bodies_one_per_write(
+        ddb_client: Any, scope: Scope) -> None:
+    store = DynamoDBStore(TABLE, ddb_client)
+    task = make_task("h1", pb.TASK_STATE_WORKING)
+    stored = await store.create(scope, task, [])
+    for i in range(5):
+        task.history.add(message_id=f"q{i}", role=pb.ROLE_USER).parts.add(text="q" * 700)
+        stored = await store.update(scope, "h1", stored.version, task, [])
+    items = _items(ddb_client, scope, "h1")
+    assert len([sk for sk in items if sk.startswith(table.BODY_PREFIX)]) == 5
+    assert table.item_size(items["TASK"]) < 1024
+    got = await DynamoDBStore(TABLE, ddb_client).get(scope, "h1")
+    assert got is not None and got.task == task
 
 
 async def test_a_task_rewritten_otherwise_drops_its_bodies_and_reads_back_exactly(
@@ -79,7 +105,8 @@ async def test_a_task_rewritten_otherwise_drops_its_bodies_and_reads_back_exactl
     task = make_task("r1", pb.TASK_STATE_WORKING)
     stored = await store.create(scope, task, [])
     for i in range(3):
-        stored = await store.update(scope, "r1", stored.version, task, [_chunk(task, i)])
+        _chunk(task, i)
+        stored = await store.update(scope, "r1", stored.version, task, [])  # to bodies
     # The artifact replaced (not appended), the history cut: the bodies no longer fit.
     replaced = pb.Task()
     replaced.CopyFrom(task)
