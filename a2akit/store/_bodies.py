@@ -57,7 +57,7 @@ class Tail:
     artifact: int  # its index
     seq: int  # the first event of the range
     parts: int  # how many parts the range adds
-    digest: bytes  # of those parts
+    digest: bytes  # of those parts and the artifact's id
 
 
 @dataclasses.dataclass(frozen=True)
@@ -117,8 +117,9 @@ def _digest(task: pb.Task, messages: int, parts: Sequence[int]) -> bytes | None:
     return hashlib.blake2b(held.SerializeToString(deterministic=True), digest_size=16).digest()
 
 
-def _parts_digest(parts: Sequence[pb.Part]) -> bytes:
-    held = pb.Artifact()
+def _parts_digest(parts: Sequence[pb.Part], artifact_id: str) -> bytes:
+    """The digest of a tail's parts and of the artifact id its events are read by."""
+    held = pb.Artifact(artifact_id=artifact_id)
     held.parts.extend(parts)
     return hashlib.blake2b(held.SerializeToString(deterministic=True), digest_size=16).digest()
 
@@ -151,14 +152,14 @@ def _tail(task: pb.Task, old: Layout | None, held: Sequence[int],
         parts = artifact.parts[base:]
         if before and (old is None or old.tail is None
                        or len(parts) < before
-                       or _parts_digest(parts[:before]) != old.tail.digest):
+                       or _parts_digest(parts[:before], artifact.artifact_id) != old.tail.digest):
             continue
         added = [part for event in events for part in event_parts(event, artifact.artifact_id)]
         if (not added and not before) or len(parts) != before + len(added) or any(
                 a.SerializeToString(deterministic=True) != b.SerializeToString(deterministic=True)
                 for a, b in zip(parts[before:], added, strict=True)):
             continue
-        return Tail(index, seq, len(parts), _parts_digest(parts))
+        return Tail(index, seq, len(parts), _parts_digest(parts, artifact.artifact_id))
     return None
 
 

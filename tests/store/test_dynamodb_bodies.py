@@ -170,3 +170,32 @@ async def test_concurrent_appends_from_two_stores_lose_nothing(
         assert got is not None
         assert sorted(m.message_id for m in got.task.history[1:]) == sorted(
             f"{who}-{i}" for who in range(2) for i in range(6))
+
+
+async def test_a_tail_ends_when_its_artifact_is_replaced_or_renamed(
+        ddb_client: Any, scope: Scope) -> None:
+    store = DynamoDBStore(TABLE, ddb_client)
+    task = make_task("t1", pb.TASK_STATE_WORKING)
+    stored = await store.create(scope, task, [])
+    for i in range(3):
+        stored = await store.update(scope, "t1", stored.version, task, [_chunk(task, i)])
+    # Renamed: the tail's events name the old id, so they no longer say the parts.
+    task.artifacts[0].artifact_id = "renamed"
+    stored = await store.update(scope, "t1", stored.version, task, [])
+    assert (await DynamoDBStore(TABLE, ddb_client).get(scope, "t1")).task == task  # type: ignore[union-attr]
+    # Replaced by an update that does not append: the old parts are gone from the task.
+    event = _chunk(pb.Task(id="t1"), 5)
+    event.artifact_update.artifact.artifact_id = "renamed"
+    event.artifact_update.append = False
+    del task.artifacts[0].parts[:]
+    task.artifacts[0].parts.extend(event.artifact_update.artifact.parts)
+    stored = await store.update(scope, "t1", stored.version, task, [event])
+    for reader in (store, DynamoDBStore(TABLE, ddb_client)):
+        assert (await reader.get(scope, "t1")).task == task  # type: ignore[union-attr]
+    # Appends after it go on from there.
+    for i in range(6, 9):
+        chunk = _chunk(task, i)
+        chunk.artifact_update.artifact.artifact_id = "renamed"
+        stored = await store.update(scope, "t1", stored.version, task, [chunk])
+    for reader in (store, DynamoDBStore(TABLE, ddb_client)):
+        assert (await reader.get(scope, "t1")).task == task  # type: ignore[union-attr]
