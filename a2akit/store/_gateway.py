@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from a2akit.errors import UnavailableError
 from a2akit.generated import a2a_pb2 as pb
-from a2akit.store import _parts, table
+from a2akit.store import _bodies, _parts, table
 from a2akit.store._errors import Interpret, error_code, translated
 from a2akit.store.base import StoredTask
 from a2akit.store.table import Item
@@ -50,8 +50,9 @@ _REREADS = 5  # a large snapshot replaced while its parts were read: read again 
 _PART_CACHE_BYTES = 32 * 1024 * 1024
 _CONTENDED_ATTEMPTS = 8  # a transaction cancelled on a shared count item: tries in all
 
-# A version's last_seq, state, parts, and whether it is in its owner's quota count.
-Known = tuple[int, int, _parts.Ref | None, bool]
+# A version's last_seq, state, parts, whether it is in its owner's quota count, and its
+# body layout.
+Known = tuple[int, int, _parts.Ref | None, bool, _bodies.Layout | None]
 
 
 class Contended(Exception):
@@ -63,6 +64,7 @@ class Gateway:
         self.name = name
         self.client = client
         self.part_cache = _parts.Cache(_PART_CACHE_BYTES)
+        self.body_cache = _parts.Cache(_PART_CACHE_BYTES)  # bodies, by (pk, number)
         self._known: collections.OrderedDict[tuple[str, int], Known] = (
             collections.OrderedDict())
         self._known_lock = threading.Lock()
@@ -122,9 +124,24 @@ class Gateway:
             parts = _parts.ref(item)
             if await _parts.join_by_query(self.call, self.client, self.name, item, "task",
                                           self.part_cache):
-                return self.stored(pk, item, parts)
+                return self.stored(pk, item, parts, await self.joined(pk, item))
             item = await self._snapshot(pk)
         raise UnavailableError("a large task kept changing while it was read")
+
+    async def joined(self, pk: str, item: Item) -> pb.Task:
+        """The task of a snapshot item whose bytes are whole, with its bodies."""
+        head = pb.Task.FromString(item["task"]["B"])
+        layout = _bodies.layout_of(item)
+        if layout is None or not layout.joins:
+            return head
+        bodies = await _bodies.read(self.call, self.client, self.name, pk, layout,
+                                    self.body_cache) if layout.live else []
+        tail_parts = []
+        if layout.tail is not None:
+            tail_parts = await _bodies.read_tail(
+                self.call, self.client, self.name, pk, layout, int(item["last_seq"]["N"]),
+                head.artifacts[layout.tail.artifact].artifact_id, self.body_cache)
+        return _bodies.join(head, bodies, layout.tail, tail_parts)
 
     def stored(self, pk: str, item: Item, parts: _parts.Ref | None,
                task: pb.Task | None = None) -> StoredTask:
@@ -134,22 +151,28 @@ class Gateway:
         last_seq = int(item["last_seq"]["N"])
         if task is None:
             task = pb.Task.FromString(item["task"]["B"])
-        self._remember(pk, version, last_seq, task.status.state, parts, table.COUNTED in item)
+        self._remember(pk, version, last_seq, task.status.state, parts, table.COUNTED in item,
+                       _bodies.layout_of(item))
         return StoredTask(task, version, last_seq, table.lease_of(item),
                           table.CANCEL_REQUESTED in item)
 
-    async def counted(self, pk: str) -> bool:
-        """Whether the task's snapshot is in its owner's quota count (read)."""
+    async def counted(self, pk: str) -> tuple[bool, _bodies.Layout | None]:
+        """Whether the task's snapshot is in its owner's quota count, and its body layout
+        (read)."""
         response = await self.call(
             self.client.get_item, TableName=self.name,
             Key=table.key(pk, table.SNAPSHOT_SK), ConsistentRead=True,
-            ProjectionExpression="#c", ExpressionAttributeNames={"#c": table.COUNTED})
-        return table.COUNTED in response.get("Item", {})
+            ProjectionExpression="#c, #l, #d, #t",
+            ExpressionAttributeNames={"#c": table.COUNTED, "#l": _bodies.LAYOUT,
+                                      "#d": _bodies.DIGEST, "#t": _bodies.TAIL_DIGEST})
+        item = response.get("Item", {})
+        return table.COUNTED in item, _bodies.layout_of(item)
 
     def _remember(self, pk: str, version: int, last_seq: int, state: int,
-                  parts: _parts.Ref | None, counted: bool) -> None:
+                  parts: _parts.Ref | None, counted: bool,
+                  body: _bodies.Layout | None) -> None:
         with self._known_lock:
-            self._known[(pk, version)] = (last_seq, state, parts, counted)
+            self._known[(pk, version)] = (last_seq, state, parts, counted, body)
             self._known.move_to_end((pk, version))
             while len(self._known) > _CACHE_SIZE:
                 self._known.popitem(last=False)

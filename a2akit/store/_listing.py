@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from a2akit.errors import UnavailableError
 from a2akit.generated import a2a_pb2 as pb
-from a2akit.store import _parts, cursor, table
+from a2akit.store import _bodies, _parts, cursor, table
 from a2akit.store.base import Lease, Scope, TaskPage, TaskQuery
 from a2akit.store.table import Item
 
@@ -209,14 +209,20 @@ class _Listing:
         if not rows:
             return [], {}
         keys = [table.key(row[table.PK]["S"], table.SNAPSHOT_SK) for row in rows]
-        found: dict[str, bytes] = {}
+        found: dict[str, pb.Task] = {}
         held: dict[str, Lease] = {}
-        for item in await self._whole(await self._batch_get(keys, {
-                "ProjectionExpression": "pk, #t, #o, #u, #p, #k",
+        items = await self._whole(await self._batch_get(keys, {
+                "ProjectionExpression": "pk, #t, #o, #u, #p, #k, #l, #d, #e, #s",
                 "ExpressionAttributeNames": {"#t": "task", "#o": table.LEASE_OWNER,
                                              "#u": table.LEASE_UNTIL, "#p": table.PARTS,
-                                             "#k": table.PART_TOKEN}})):
-            found[item[table.PK]["S"]] = item["task"]["B"]
+                                             "#k": table.PART_TOKEN, "#l": _bodies.LAYOUT,
+                                             "#d": _bodies.DIGEST, "#e": _bodies.TAIL_DIGEST,
+                                             "#s": "last_seq"}}))
+        # The bodies of the page's tasks that have any: one Query each, concurrently.
+        joined = await asyncio.gather(*(self._gateway.joined(item[table.PK]["S"], item)
+                                        for item in items))
+        for item, task in zip(items, joined, strict=True):
+            found[item[table.PK]["S"]] = task
             if table.LEASE_OWNER in item and table.LEASE_UNTIL in item:
                 held[item[table.PK]["S"]] = Lease(item[table.LEASE_OWNER]["S"],
                                                   int(item[table.LEASE_UNTIL]["N"]))
@@ -225,7 +231,7 @@ class _Listing:
         for row in rows:
             pk = row[table.PK]["S"]
             if pk in found:
-                task = pb.Task.FromString(found[pk])
+                task = found[pk]
                 tasks.append(task)
                 if pk in held:
                     leases[task.id] = held[pk]

@@ -41,7 +41,7 @@ from typing import Any
 from a2akit.clock import epoch_ms
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.states import is_terminal
-from a2akit.store import _parts, cursor, table
+from a2akit.store import _bodies, _parts, cursor, table
 from a2akit.store._errors import Cancellation, Interpret
 from a2akit.store._expiry import marker
 from a2akit.store._gateway import Contended, Gateway
@@ -57,27 +57,29 @@ from a2akit.store.base import (
 from a2akit.store.table import Item
 from a2akit.trace import current_traceparent
 
-__all__ = ["Condition", "Contended", "Reserved", "StaleSeq", "bookkeeping", "check", "claim",
-           "create", "interpret", "items", "outwait", "quota_check", "quota_take", "role",
-           "transact", "update"]
+__all__ = ["Condition", "Contended", "Reserved", "StaleSeq", "bodies_apart", "bookkeeping",
+           "check", "claim", "create", "interpret", "items", "outwait", "quota_check",
+           "quota_take", "role", "transact", "update", "wrote_bodies"]
 
 
 class StaleSeq(Exception):
     """The remembered last_seq of this version was another writer's: the old item's instead."""
 
-    def __init__(self, last_seq: int, state: int, parts: Ref | None, counted: bool) -> None:
+    def __init__(self, last_seq: int, state: int, parts: Ref | None, counted: bool,
+                 body: _bodies.Layout | None) -> None:
         super().__init__(last_seq)
         self.last_seq = last_seq
         self.state = state
         self.parts = parts
         self.counted = counted
+        self.body = body
 
 
 class Reserved(Exception):
     """The snapshot of the version read is held by another write in several transactions."""
 
     def __init__(self, token: str, until_ms: int, last_seq: int, state: int,
-                 parts: Ref | None, counted: bool) -> None:
+                 parts: Ref | None, counted: bool, body: _bodies.Layout | None) -> None:
         super().__init__(token)
         self.token = token
         self.until_ms = until_ms
@@ -85,6 +87,7 @@ class Reserved(Exception):
         self.state = state
         self.parts = parts  # those of the snapshot it holds
         self.counted = counted  # the snapshot it holds is in its owner's quota count
+        self.body = body  # the body layout of the snapshot it holds
 
 
 def role(write: Item) -> str:
@@ -147,9 +150,10 @@ def _update_conflict(old: Item | None, task_id: str, expected_version: int, last
     writer = old.get(table.WRITER, {}).get("S")
     if writer is not None and writer != breaking:
         return Reserved(writer, int(old[table.WRITER_UNTIL]["N"]), int(old["last_seq"]["N"]),
-                        state, ref(old), table.COUNTED in old)
+                        state, ref(old), table.COUNTED in old, _bodies.layout_of(old))
     if writer is None and int(old["last_seq"]["N"]) != last_seq:
-        return StaleSeq(int(old["last_seq"]["N"]), state, ref(old), table.COUNTED in old)
+        return StaleSeq(int(old["last_seq"]["N"]), state, ref(old), table.COUNTED in old,
+                        _bodies.layout_of(old))
     return VersionConflictError(task_id, cancel_requested=table.CANCEL_REQUESTED in old)
 
 
@@ -252,14 +256,21 @@ def bookkeeping(gateway: Gateway, scope: Scope, task: pb.Task, snapshot: Item,
     return entries
 
 
-def items(gateway: Gateway, scope: Scope, task: pb.Task, data: bytes,
+def items(gateway: Gateway, scope: Scope, task: pb.Task,
           raw_events: Sequence[bytes], *, version: int, first_seq: int, expires: int | None,
-          lease: Lease | None = None, counted: bool = False) -> tuple[Item, list[Item]]:
-    """The snapshot item of `task` (`data` serialized), and the puts of its events
-    (`raw_events`, each only where none is yet). `expires`: the expiry of a terminal task.
-    `counted`: the task is in its owner's quota count, which the snapshot says while the
-    task is unfinished."""
+          lease: Lease | None = None, counted: bool = False,
+          body: _bodies.Layout | None = None, events: Sequence[pb.StreamResponse] = (),
+          tails: bool = True) -> tuple[Item, list[Item], list[Item]]:
+    """The snapshot item of `task`, the puts of its events (`raw_events`, each only where
+    none is yet) and of its new body, if any (`_bodies.plan` after the replaced snapshot's
+    layout `body`: written with the snapshot, in its transaction). `expires`: the expiry of
+    a terminal task. `counted`: the task is in its owner's quota count, which the snapshot
+    says while the task is unfinished. `events`: the parsed `raw_events`, which may hold
+    the tail of an artifact (`_bodies.Tail`); `tails`: whether they may (not when the
+    events since the replaced snapshot are not all this write's)."""
     pk = table.task_pk(scope, task.id)
+    head, layout, new_body = _bodies.plan(task, body, events, first_seq, tails=tails)
+    data = head.SerializeToString()
     position = cursor.position(task)
     last_seq = first_seq + len(raw_events) - 1
     snapshot: Item = {
@@ -274,6 +285,8 @@ def items(gateway: Gateway, scope: Scope, task: pb.Task, data: bytes,
         "state": {"N": str(int(task.status.state))},
         "context_id": {"S": task.context_id},
     }
+    if layout is not None:
+        snapshot.update(layout.attributes())
     if task.context_id:
         snapshot[table.CONTEXT_INDEX_PK] = {"S": table.context_pk(scope, task.context_id)}
     if expires is not None:
@@ -307,7 +320,31 @@ def items(gateway: Gateway, scope: Scope, task: pb.Task, data: bytes,
         table.check_size(item, "an event")
         puts.append(gateway.put(item, "attribute_not_exists(sk)"))
     puts += [gateway.put(part) for part in snapshot_parts]
-    return snapshot, puts
+    bodies: list[Item] = []
+    if new_body is not None:
+        assert layout is not None
+        expiry = snapshot.get(table.TTL_ATTRIBUTE)
+        # Cached once written (`wrote_bodies`): the number is another writer's if this
+        # write loses.
+        bodies.append(gateway.put(_bodies.body_item(pk, layout.last, new_body, expiry),
+                                  "attribute_not_exists(sk)"))
+    return snapshot, puts, bodies
+
+
+def bodies_apart(puts: list[Item]) -> tuple[list[Item], list[Item]]:
+    """The puts of a write less its body puts, and those: a body goes in the transaction
+    that writes its snapshot (`_bodies`)."""
+    def is_body(put: Item) -> bool:
+        return str(put["Put"]["Item"][table.SK]["S"]).startswith(table.BODY_PREFIX)
+    return ([put for put in puts if not is_body(put)], [put for put in puts if is_body(put)])
+
+
+def wrote_bodies(gateway: Gateway, bodies: list[Item]) -> None:
+    """Keep the bytes of the bodies a committed write put (they never change)."""
+    for put in bodies:
+        item = put["Put"]["Item"]
+        number = item[table.SK]["S"][len(table.BODY_PREFIX):]
+        gateway.body_cache.put(item[table.PK]["S"], str(int(number)), item[_bodies.BODY]["B"])
 
 
 def claim(gateway: Gateway, scope: Scope, message_id: str | None, task_id: str,

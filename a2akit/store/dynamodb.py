@@ -26,7 +26,7 @@ from a2akit.errors import InvalidParamsError
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.service_params import SUPPORTED_VERSION
 from a2akit.states import is_terminal
-from a2akit.store import _configs, _events, _leasing, _parts, _writes, table
+from a2akit.store import _bodies, _configs, _events, _leasing, _parts, _writes, table
 from a2akit.store._client import Client, env_client
 from a2akit.store._expiry import expire_finished, expire_task
 from a2akit.store._gateway import Gateway
@@ -120,12 +120,16 @@ class DynamoDBStore(TaskStore):
         counted = quota is not None and not is_terminal(task.status.state)
         snapshot, puts = self._items(scope, task, events, version=1, first_seq=1, lease=lease,
                                      counted=counted)
+        puts, bodies = _writes.bodies_apart(puts)
         claim = _writes.claim(gateway, scope, message_id, task.id, self._expires_at())
         others = [gateway.put(_configs.config_item(pk, target, snapshot))
                   for target in push_configs]
-        others += bookkeeping(gateway, scope, task, snapshot, None)
+        others += bookkeeping(gateway, scope, task, snapshot, None) + bodies
         take = [quota_take(gateway, scope, quota)] if counted and quota else []
         await _writes.create(gateway, task.id, snapshot, puts, claim, take, others, quota)
+        _writes.wrote_bodies(gateway, bodies)
+        _bodies.remember_tail(gateway.body_cache, pk, _bodies.layout_of(snapshot), task,
+                              events, 1)
         stored = gateway.stored(pk, snapshot, _parts.ref(snapshot), task)
         self._wrote(scope, stored, events)
         return stored
@@ -154,19 +158,19 @@ class DynamoDBStore(TaskStore):
             known = gateway.recall(pk, expected_version)
             if known is None:  # read, and already forgotten: the parts are not known
                 known = (current.last_seq, current.task.status.state, None,
-                         await gateway.counted(pk))
-        last_seq, old_state, old_parts, counted = known
+                         *await gateway.counted(pk))
+        last_seq, old_state, old_parts, counted, body = known
         breaking: str | None = None  # the token of a dead writer's reservation
         for _attempt in range(3):
             condition = Condition(expected_version, last_seq, lease_expired_by, breaking,
                                   unfinished=not is_terminal(task.status.state))
             try:
                 snapshot = await self._update(scope, task, events, message_id, lease,
-                                              condition, old_state, counted)
+                                              condition, old_state, counted, body)
             except StaleSeq as stale:
                 # A stale cache entry (the same version, another task): once more.
                 last_seq, old_state, old_parts = stale.last_seq, stale.state, stale.parts
-                counted = stale.counted
+                counted, body = stale.counted, stale.body
                 continue
             except Reserved as held:
                 if held.until_ms > epoch_ms():
@@ -175,7 +179,7 @@ class DynamoDBStore(TaskStore):
                     raise VersionConflictError(task_id) from None  # the caller re-reads
                 # Its writer died mid-way: keep the events it wrote, write after them.
                 breaking, old_state, old_parts = held.token, held.state, held.parts
-                counted = held.counted
+                counted, body = held.counted, held.body
                 last_seq = await _events.last_seq(gateway, pk, held.last_seq)
                 continue
             stored = gateway.stored(pk, snapshot, _parts.ref(snapshot), task)
@@ -193,18 +197,27 @@ class DynamoDBStore(TaskStore):
 
     async def _update(self, scope: Scope, task: pb.Task, events: Sequence[pb.StreamResponse],
                       message_id: str | None, lease: Lease | None,
-                      condition: Condition, old_state: int, counted: bool) -> Item:
+                      condition: Condition, old_state: int, counted: bool,
+                      body: _bodies.Layout | None) -> Item:
         """Write the update, in one transaction or several; the snapshot written. `counted`:
-        the task is in its owner's quota count (it stays there until this write ends it)."""
+        the task is in its owner's quota count (it stays there until this write ends it);
+        `body`: the replaced snapshot's body layout."""
         gateway = self._gateway
         snapshot, puts = self._items(scope, task, events, version=condition.version + 1,
                                      first_seq=condition.last_seq + 1, lease=lease,
-                                     counted=counted)
+                                     counted=counted, body=body,
+                                     tails=condition.breaking is None)
+        puts, bodies = _writes.bodies_apart(puts)
         extra = bookkeeping(gateway, scope, task, snapshot, old_state, counted=counted)
+        extra += bodies
         claim = _writes.claim(gateway, scope, message_id, task.id, self._expires_at())
         await _writes.update(gateway, task.id, snapshot, puts, claim, extra, condition,
                              hold_ms=self.reservation_ms,
                              hold_ms_per_batch=self.reservation_ms_per_batch)
+        _writes.wrote_bodies(gateway, bodies)
+        _bodies.remember_tail(gateway.body_cache, snapshot[table.PK]["S"],
+                              _bodies.layout_of(snapshot), task, events,
+                              condition.last_seq + 1)
         return snapshot
 
     def _items(
@@ -217,15 +230,20 @@ class DynamoDBStore(TaskStore):
         first_seq: int,
         lease: Lease | None = None,
         counted: bool = False,
+        body: _bodies.Layout | None = None,
+        tails: bool = True,
     ) -> tuple[Item, list[Item]]:
-        """The snapshot item, and the puts of its events (`_writes.items`), once the task
-        and its events are within this store's size limit."""
+        """The snapshot item, the puts of its events and of its new body, last
+        (`_writes.items`), once the task and its events are within this store's size
+        limit."""
         data, raw_events = task.SerializeToString(), [e.SerializeToString() for e in events]
         self.check_size(data, raw_events)
         expires = self._expires_at() if is_terminal(task.status.state) else None
-        return _writes.items(self._gateway, scope, task, data, raw_events, version=version,
-                             first_seq=first_seq, expires=expires, lease=lease,
-                             counted=counted)
+        snapshot, puts, bodies = _writes.items(
+            self._gateway, scope, task, raw_events, version=version, first_seq=first_seq,
+            expires=expires, lease=lease, counted=counted, body=body, events=events,
+            tails=tails)
+        return snapshot, puts + bodies
 
     async def request_cancel(self, scope: Scope, task_id: str) -> StoredTask | None:
         return await _leasing.request_cancel(self._gateway, scope, task_id)

@@ -12,6 +12,8 @@ scopes share a key (docs/store.md):
     <scope>#TASK#<task id>      PUSH#<config id>        one push notification config
     <scope>#MSG#<message id>    MSG                     idempotency claim: the task id
     <scope>#TASK#<task id>      PART#<token>#<i>        part i of a split snapshot or event
+    <scope>#TASK#<task id>      BODY#<n, 20 digits>     messages and artifact parts moved out
+                                                        of the snapshot (`_bodies`)
     Q#<owner>                   QUOTA                   the owner's counted unfinished tasks,
                                                         in every tenant (`active`)
 
@@ -48,6 +50,7 @@ from a2akit.store.base import Lease, Scope
 from a2akit.store.cursor import STATUS_MS_DIGITS, WRITE_NS_DIGITS, Position
 
 __all__ = [
+    "BODY_PREFIX",
     "CANCEL_REQUESTED",
     "CONTEXT_INDEX",
     "CONTEXT_INDEX_PK",
@@ -89,6 +92,7 @@ __all__ = [
     "WRITER",
     "WRITER_UNTIL",
     "Item",
+    "body_sk",
     "check_size",
     "context_pk",
     "count_of",
@@ -180,6 +184,9 @@ PART_PREFIX = "PART#"
 # S, on an event item: the W3C `traceparent` of the hop that wrote it (a2akit.trace), so the
 # push dispatcher, which sees only the table's stream, continues the task's trace.
 TRACEPARENT = "traceparent"
+# A task's history messages and artifact parts kept out of its snapshot, append-only
+# (`a2akit.store._bodies`); `BODY#` starts with neither `EV#` nor `PART#`.
+BODY_PREFIX = "BODY#"
 PARTS = "parts"  # N: how many parts the item's bytes are in (the item holds the first)
 PART_TOKEN = "part_token"  # S: the token in the sort keys of its other parts
 
@@ -301,6 +308,10 @@ LAST_EVENT_SK = event_sk(10**_SEQ_DIGITS - 1)
 
 def part_sk(token: str, index: int) -> str:
     return f"{PART_PREFIX}{token}#{index:06d}"
+
+
+def body_sk(number: int) -> str:
+    return f"{BODY_PREFIX}{number:0{_SEQ_DIGITS}d}"
 
 
 def push_sk(config_id: str) -> str:
