@@ -13,12 +13,43 @@ from collections.abc import Callable, Mapping
 from typing import TypeVar
 from urllib.parse import urlsplit
 
-__all__ = ["ALL", "ALL_OPERATIONS", "DECLARED", "DEFAULT_AGENT", "DEFAULT_MAX_TASK_BYTES", "ENV",
-           "EXECUTION_MODES", "INLINE", "JWT_ALGORITHMS", "LONG_TASK_MODES", "PUSH_DELIVERY_MODES",
-           "QUEUE", "STREAM", "SettingsError", "base_path", "bearer_tokens", "boolean", "cidrs",
-           "execution_mode", "grpc_address", "integer", "is_name", "items", "log_level_name",
-           "long_tasks_mode", "name_map", "number", "port", "positive", "public_url",
-           "push_delivery_mode", "required_scopes", "seconds"]
+__all__ = [
+    "ALL",
+    "ALL_OPERATIONS",
+    "DECLARED",
+    "DEFAULT_AGENT",
+    "DEFAULT_MAX_TASK_BYTES",
+    "ENV",
+    "EXECUTION_MODES",
+    "INLINE",
+    "JWT_ALGORITHMS",
+    "LONG_TASK_MODES",
+    "PUSH_DELIVERY_MODES",
+    "QUEUE",
+    "STREAM",
+    "SettingsError",
+    "base_path",
+    "bearer_tokens",
+    "boolean",
+    "check_fetch_url",
+    "cidrs",
+    "execution_mode",
+    "grpc_address",
+    "integer",
+    "is_name",
+    "items",
+    "log_level_name",
+    "long_tasks_mode",
+    "name_map",
+    "number",
+    "peer_address_error",
+    "port",
+    "positive",
+    "public_url",
+    "push_delivery_mode",
+    "required_scopes",
+    "seconds",
+]
 
 N = TypeVar("N", int, float)
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -369,3 +400,37 @@ def required_scopes(raw: str) -> dict[str, tuple[str, ...]]:
                                 f"Operation=scope, not {item!r}")
         scopes[operation] = (*scopes.get(operation, ()), scope.strip())
     return scopes
+
+
+_LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+_PEER_SCHEMES = ("http", "https", "grpc", "grpcs")
+
+
+def check_fetch_url(url: str, name: str) -> None:
+    """Keys come only over HTTPS; plain HTTP only on loopback (tests, local issuers).
+
+    Raises SettingsError naming `name`."""
+    parts = urlsplit(url)
+    if parts.hostname and (parts.scheme == "https" or (
+            parts.scheme == "http" and parts.hostname in _LOOPBACK_HOSTS)):
+        return
+    raise SettingsError(f"{name} must be an https:// URL (http:// only on loopback), "
+                        f"not {url!r}")
+
+
+def peer_address_error(address: str) -> str | None:
+    """What is wrong with a peer's address (None: nothing). http(s): a card or base URL with a
+    host and no query or fragment; grpc(s): host:port and nothing else."""
+    parts = urlsplit(address)
+    try:
+        port = parts.port
+    except ValueError:
+        return "its port is not a port number"
+    if parts.scheme not in _PEER_SCHEMES:
+        return "it must start with http://, https://, grpc:// or grpcs://"
+    if not parts.hostname or parts.query or parts.fragment or parts.username or any(
+            ch.isspace() for ch in address):
+        return "it needs a host, and no query, fragment or user"
+    if parts.scheme.startswith("grpc") and (port is None or parts.path not in ("", "/")):
+        return "a gRPC address is grpc://host:port, with no path"
+    return None

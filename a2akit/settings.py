@@ -12,7 +12,6 @@ import os
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
 
 from a2akit.env import (
     ALL,
@@ -32,6 +31,7 @@ from a2akit.env import (
     base_path,
     bearer_tokens,
     boolean,
+    check_fetch_url,
     cidrs,
     execution_mode,
     grpc_address,
@@ -41,6 +41,7 @@ from a2akit.env import (
     log_level_name,
     long_tasks_mode,
     name_map,
+    peer_address_error,
     port,
     positive,
     public_url,
@@ -351,19 +352,8 @@ def _agent(env: Mapping[str, str]) -> tuple[str, AgentProject | None]:
 
 
 _HEADER_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
-_LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
-def check_fetch_url(url: str, name: str) -> None:
-    """Keys come only over HTTPS; plain HTTP only on loopback (tests, local issuers).
-
-    Raises SettingsError naming `name`."""
-    parts = urlsplit(url)
-    if parts.hostname and (parts.scheme == "https" or (
-            parts.scheme == "http" and parts.hostname in _LOOPBACK_HOSTS)):
-        return
-    raise SettingsError(f"{name} must be an https:// URL (http:// only on loopback), "
-                        f"not {url!r}")
 
 
 def _check_auth(settings: Settings) -> None:
@@ -408,31 +398,12 @@ def _check_auth(settings: Settings) -> None:
                                 f"({settings.auth_refresh_seconds:g} s), not {value:g}")
 
 
-_PEER_SCHEMES = ("http", "https", "grpc", "grpcs")
-
-
-def _peer_address_error(address: str) -> str | None:
-    """What is wrong with a peer's address (None: nothing). http(s): a card or base URL with a
-    host and no query or fragment; grpc(s): host:port and nothing else."""
-    parts = urlsplit(address)
-    try:
-        port = parts.port
-    except ValueError:
-        return "its port is not a port number"
-    if parts.scheme not in _PEER_SCHEMES:
-        return "it must start with http://, https://, grpc:// or grpcs://"
-    if not parts.hostname or parts.query or parts.fragment or parts.username or any(
-            ch.isspace() for ch in address):
-        return "it needs a host, and no query, fragment or user"
-    if parts.scheme.startswith("grpc") and (port is None or parts.path not in ("", "/")):
-        return "a gRPC address is grpc://host:port, with no path"
-    return None
 
 
 def _check_peers(settings: Settings) -> None:
     """The peers' addresses and credentials; every message names the variable."""
     for name, address in settings.peers.items():
-        problem = _peer_address_error(address)
+        problem = peer_address_error(address)
         if problem:
             raise SettingsError(f"{ENV.PEERS} entry {name}={address}: {problem}")
     for name, secret_name in settings.peer_api_keys.items():

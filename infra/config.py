@@ -1,4 +1,5 @@
-"""Deployment settings, read once from CDK context (`cdk.json` or `-c key=value`).
+"""Deployment settings, read once from CDK context (`cdk.json` or `-c key=value`; the keys and
+how each value is read: infra/context.py) and checked across keys.
 
 Constructs receive a `DeployConfig`; they never read context or the environment themselves.
 """
@@ -6,16 +7,31 @@ Constructs receive a `DeployConfig`; they never read context or the environment 
 from __future__ import annotations
 
 import dataclasses
-import ipaddress
-import json
 import re
 from collections.abc import Callable, Mapping
-from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-from a2akit.agent_project import AgentProject, load_project
-from a2akit.settings import DEFAULT_AGENT, EXECUTION_MODES, QUEUE, SettingsError, name_map
+from a2akit.agent_project import AgentProject
+from a2akit.settings import DEFAULT_AGENT, EXECUTION_MODES, QUEUE
 
+from .context import (
+    AUTH,
+    CONTEXT,
+    DEFAULT_AGENT_POLICY,
+    LONG_TASKS,
+    AgentPolicy,
+    ConfigError,
+    read_bool,
+    read_cidrs,
+    read_float,
+    read_int,
+    read_items,
+    read_long_tasks,
+    read_names,
+    read_policy,
+    read_project,
+    read_str,
+)
 from .queue_timing import MIN_MAX_RECEIVES, QueueTiming
 
 __all__ = ["AUTH", "CONTEXT", "DEFAULT_AGENT_POLICY", "LONG_TASKS", "AgentPolicy",
@@ -35,120 +51,12 @@ _MAX_STOP_TIMEOUT_SECONDS = 120
 _MIN_STOP_TIMEOUT_SECONDS = 20
 # The internal ALB's clients by default: the VPC itself (infra/grpc_service.py: VPC_CIDR).
 DEFAULT_GRPC_ALLOWED_CIDRS = ("10.0.0.0/16",)
-# The agent project's own IAM policy, when a2a:agentPolicy names none.
-DEFAULT_AGENT_POLICY = "iam-policy.json"
 # What the agent's read grants may name: a managed policy, a secret, a parameter.
 _MANAGED_POLICY_ARN = re.compile(r"^arn:aws[a-z-]*:iam::(aws|\d{12}):policy/\S+$")
 _SECRET_ARN = re.compile(r"^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[\w/+=.@-]+$")
 _SECRET_NAME = re.compile(r"^[\w/+=.@-]{1,512}$")
 _PARAMETER_ARN = re.compile(r"^arn:aws[a-z-]*:ssm:[a-z0-9-]+:\d{12}:parameter/[\w/.-]+$")
 _PARAMETER_NAME = re.compile(r"^[\w/.-]{1,2048}$")
-
-
-class ConfigError(ValueError):
-    """A context value the stack cannot use; the message names the key."""
-
-
-class CONTEXT:
-    """Context keys, one place (infra/README.md lists them with their defaults)."""
-
-    ACCOUNT = "a2a:account"
-    REGION = "a2a:region"
-    STACK_NAME = "a2a:stackName"
-    AGENT = "a2a:agent"
-    # The user's agent project and what it may do (docs/your-agent.md, "Deploy").
-    AGENT_PROJECT = "a2a:agentProject"
-    AGENT_POLICY = "a2a:agentPolicy"
-    AGENT_MANAGED_POLICIES = "a2a:agentManagedPolicies"
-    AGENT_SECRETS = "a2a:agentSecrets"
-    AGENT_PARAMETERS = "a2a:agentParameters"
-    LAMBDA_BUNDLE = "a2a:lambdaBundle"
-    GRPC = "a2a:grpc"
-    # The public door's own name (docs/public-door.md): a certificate from ACM, or one the
-    # stack issues and validates in a Route 53 zone, which also gets the alias record.
-    DOMAIN_NAME = "a2a:domainName"
-    CERTIFICATE_ARN = "a2a:certificateArn"
-    HOSTED_ZONE_ID = "a2a:hostedZoneId"
-    HOSTED_ZONE_NAME = "a2a:hostedZoneName"
-    # The gRPC side's name, certificate (required with gRPC) and who may reach it.
-    GRPC_DOMAIN_NAME = "a2a:grpcDomainName"
-    GRPC_CERTIFICATE_ARN = "a2a:grpcCertificateArn"
-    GRPC_HOSTED_ZONE_ID = "a2a:grpcHostedZoneId"
-    GRPC_HOSTED_ZONE_NAME = "a2a:grpcHostedZoneName"
-    GRPC_ALLOWED_CIDRS = "a2a:grpcAllowedCidrs"
-    # Limits at the edge (docs/public-door.md, "Limits").
-    THROTTLE_RATE_LIMIT = "a2a:throttleRateLimit"
-    THROTTLE_BURST_LIMIT = "a2a:throttleBurstLimit"
-    RESERVED_CONCURRENCY = "a2a:reservedConcurrency"
-    WORKER_MAX_CONCURRENCY = "a2a:workerMaxConcurrency"
-    WAF = "a2a:waf"
-    WAF_RATE_LIMIT = "a2a:wafRateLimit"
-    FUNCTION_URL = "a2a:functionUrl"
-    LWA_LAYER_ARN = "a2a:lwaLayerArn"
-    SNAP_START = "a2a:snapStart"
-    MAX_ACTIVE_TASKS_PER_CALLER = "a2a:maxActiveTasksPerCaller"
-    DESIRED_COUNT = "a2a:desiredCount"  # gone: GRPC_MIN_TASKS / GRPC_MAX_TASKS
-    GRPC_MIN_TASKS = "a2a:grpcMinTasks"
-    GRPC_MAX_TASKS = "a2a:grpcMaxTasks"
-    NAT_GATEWAYS = "a2a:natGateways"
-    ALLOW_ANONYMOUS = "a2a:allowAnonymous"
-    STREAM_BUDGET_SECONDS = "a2a:streamBudgetSeconds"
-    GRPC_STREAM_BUDGET_SECONDS = "a2a:grpcStreamBudgetSeconds"
-    RETAIN_TABLE = "a2a:retainTable"
-    DELETION_PROTECTION = "a2a:deletionProtection"
-    ALARM_EMAIL = "a2a:alarmEmail"
-    REQUIRE_ALARM_SUBSCRIBER = "a2a:requireAlarmSubscriber"
-    EXECUTION = "a2a:execution"
-    GRPC_EXECUTION = "a2a:grpcExecution"
-    WORKER_TIMEOUT_SECONDS = "a2a:workerTimeoutSeconds"
-    LEASE_SECONDS = "a2a:leaseSeconds"
-    QUEUE_MAX_RECEIVES = "a2a:queueMaxReceives"
-    # The long-task lane (docs/execution.md, "Where an agent can run"; infra/long_lane.py).
-    LONG_TASKS = "a2a:longTasks"
-    LONG_TASKS_NETWORK = "a2a:longTasksNetwork"
-    LONG_TASKS_SPOT = "a2a:longTasksSpot"
-    LONG_TASKS_STOP_TIMEOUT = "a2a:longTasksStopTimeout"
-    LONG_TASKS_MAX_TASKS = "a2a:longTasksMaxTasks"
-    PUSH = "a2a:push"
-    PLAYGROUND = "a2a:playground"  # the browser page on the door (docs/playground.md)
-    CARD_SIGNING = "a2a:cardSigning"  # a KMS key signs the agent card (docs/signing.md)
-    # Authentication (infra/README.md, "Authentication").
-    AUTH = "a2a:auth"
-    JWT_ISSUER = "a2a:jwtIssuer"
-    JWT_AUDIENCE = "a2a:jwtAudience"
-    JWT_REQUIRED_SCOPES = "a2a:jwtRequiredScopes"
-    JWT_TENANT_CLAIM = "a2a:jwtTenantClaim"
-    HTTP_API_JWT_AUTHORIZER = "a2a:httpApiJwtAuthorizer"
-    COGNITO_DOMAIN_PREFIX = "a2a:cognitoDomainPrefix"
-    API_KEY_HEADER = "a2a:apiKeyHeader"
-
-
-class LONG_TASKS:
-    """Values of `a2a:longTasks`: no lane, the lane for agents that declare `long_running`,
-    or every queued task on the lane."""
-
-    OFF = "false"
-    DECLARED = "true"
-    ALL = "all"
-    VALUES = (OFF, DECLARED, ALL)
-
-
-class AUTH:
-    """Values of `a2a:auth`: the in-process scheme both bindings enforce."""
-
-    JWT = "jwt"  # bearer JWTs; a Cognito user pool unless a2a:jwtIssuer names an issuer
-    API_KEY = "apiKey"  # API keys, their hashes in a Secrets Manager secret
-    NONE = "none"  # neither: only an authorizer's identity, or anonymous if allowed
-
-    ALL = (JWT, API_KEY, NONE)
-
-
-@dataclasses.dataclass(frozen=True)
-class AgentPolicy:
-    """The agent's IAM policy document (a2a:agentPolicy), read and checked at synth."""
-
-    path: Path
-    document: Mapping[str, Any]
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -446,8 +354,8 @@ class DeployConfig:
         def default(name: str) -> Any:
             return defaults[name].default
 
-        project = _project(get)
-        agent = _str(get, CONTEXT.AGENT)
+        project = read_project(get)
+        agent = read_str(get, CONTEXT.AGENT)
         if agent is None and project is not None:
             if project.agent is None:
                 raise ConfigError(
@@ -456,230 +364,85 @@ class DeployConfig:
                     f"{CONTEXT.AGENT}=module:attribute")
             agent = project.agent
         return cls(
-            account=_str(get, CONTEXT.ACCOUNT),
-            region=_str(get, CONTEXT.REGION),
-            stack_name=_str(get, CONTEXT.STACK_NAME) or default("stack_name"),
+            account=read_str(get, CONTEXT.ACCOUNT),
+            region=read_str(get, CONTEXT.REGION),
+            stack_name=read_str(get, CONTEXT.STACK_NAME) or default("stack_name"),
             agent=agent or default("agent"),
             agent_project=project,
-            agent_policy=_policy(get, project),
-            agent_managed_policies=_items(get, CONTEXT.AGENT_MANAGED_POLICIES),
-            agent_secrets=_names(get, CONTEXT.AGENT_SECRETS),
-            agent_parameters=_names(get, CONTEXT.AGENT_PARAMETERS),
-            lambda_bundle=_str(get, CONTEXT.LAMBDA_BUNDLE),
-            grpc=_bool(get, CONTEXT.GRPC, default("grpc")),
-            domain_name=_str(get, CONTEXT.DOMAIN_NAME),
-            certificate_arn=_str(get, CONTEXT.CERTIFICATE_ARN),
-            hosted_zone_id=_str(get, CONTEXT.HOSTED_ZONE_ID),
-            hosted_zone_name=_str(get, CONTEXT.HOSTED_ZONE_NAME),
-            grpc_domain_name=_str(get, CONTEXT.GRPC_DOMAIN_NAME),
-            grpc_certificate_arn=_str(get, CONTEXT.GRPC_CERTIFICATE_ARN),
-            grpc_hosted_zone_id=_str(get, CONTEXT.GRPC_HOSTED_ZONE_ID),
-            grpc_hosted_zone_name=_str(get, CONTEXT.GRPC_HOSTED_ZONE_NAME),
-            grpc_allowed_cidrs=_cidrs(get, CONTEXT.GRPC_ALLOWED_CIDRS,
+            agent_policy=read_policy(get, project),
+            agent_managed_policies=read_items(get, CONTEXT.AGENT_MANAGED_POLICIES),
+            agent_secrets=read_names(get, CONTEXT.AGENT_SECRETS),
+            agent_parameters=read_names(get, CONTEXT.AGENT_PARAMETERS),
+            lambda_bundle=read_str(get, CONTEXT.LAMBDA_BUNDLE),
+            grpc=read_bool(get, CONTEXT.GRPC, default("grpc")),
+            domain_name=read_str(get, CONTEXT.DOMAIN_NAME),
+            certificate_arn=read_str(get, CONTEXT.CERTIFICATE_ARN),
+            hosted_zone_id=read_str(get, CONTEXT.HOSTED_ZONE_ID),
+            hosted_zone_name=read_str(get, CONTEXT.HOSTED_ZONE_NAME),
+            grpc_domain_name=read_str(get, CONTEXT.GRPC_DOMAIN_NAME),
+            grpc_certificate_arn=read_str(get, CONTEXT.GRPC_CERTIFICATE_ARN),
+            grpc_hosted_zone_id=read_str(get, CONTEXT.GRPC_HOSTED_ZONE_ID),
+            grpc_hosted_zone_name=read_str(get, CONTEXT.GRPC_HOSTED_ZONE_NAME),
+            grpc_allowed_cidrs=read_cidrs(get, CONTEXT.GRPC_ALLOWED_CIDRS,
                                       default("grpc_allowed_cidrs")),
-            throttle_rate_limit=_float(get, CONTEXT.THROTTLE_RATE_LIMIT,
+            throttle_rate_limit=read_float(get, CONTEXT.THROTTLE_RATE_LIMIT,
                                        default("throttle_rate_limit")),
-            throttle_burst_limit=_int(get, CONTEXT.THROTTLE_BURST_LIMIT,
+            throttle_burst_limit=read_int(get, CONTEXT.THROTTLE_BURST_LIMIT,
                                       default("throttle_burst_limit")),
             reserved_concurrency=(
                 None if get(CONTEXT.RESERVED_CONCURRENCY) == "none"
-                else _int(get, CONTEXT.RESERVED_CONCURRENCY, default("reserved_concurrency"))),
-            worker_max_concurrency=_int(get, CONTEXT.WORKER_MAX_CONCURRENCY,
+                else read_int(get, CONTEXT.RESERVED_CONCURRENCY, default("reserved_concurrency"))),
+            worker_max_concurrency=read_int(get, CONTEXT.WORKER_MAX_CONCURRENCY,
                                         default("worker_max_concurrency")),
-            waf=_bool(get, CONTEXT.WAF, default("waf")),
-            waf_rate_limit=_int(get, CONTEXT.WAF_RATE_LIMIT, default("waf_rate_limit")),
-            function_url=_bool(get, CONTEXT.FUNCTION_URL, default("function_url")),
-            lwa_layer_arn=_str(get, CONTEXT.LWA_LAYER_ARN),
+            waf=read_bool(get, CONTEXT.WAF, default("waf")),
+            waf_rate_limit=read_int(get, CONTEXT.WAF_RATE_LIMIT, default("waf_rate_limit")),
+            function_url=read_bool(get, CONTEXT.FUNCTION_URL, default("function_url")),
+            lwa_layer_arn=read_str(get, CONTEXT.LWA_LAYER_ARN),
             snap_start=(None if get(CONTEXT.SNAP_START) in (None, "")
-                        else _bool(get, CONTEXT.SNAP_START, False)),
+                        else read_bool(get, CONTEXT.SNAP_START, False)),
             max_active_tasks_per_caller=(
                 None if get(CONTEXT.MAX_ACTIVE_TASKS_PER_CALLER) in (None, "")
-                else _int(get, CONTEXT.MAX_ACTIVE_TASKS_PER_CALLER, 0)),
-            grpc_min_tasks=_int(get, CONTEXT.GRPC_MIN_TASKS, default("grpc_min_tasks")),
-            grpc_max_tasks=_int(get, CONTEXT.GRPC_MAX_TASKS, default("grpc_max_tasks")),
-            nat_gateways=_int(get, CONTEXT.NAT_GATEWAYS, default("nat_gateways")),
-            allow_anonymous=_bool(get, CONTEXT.ALLOW_ANONYMOUS, default("allow_anonymous")),
-            stream_budget_seconds=_float(
+                else read_int(get, CONTEXT.MAX_ACTIVE_TASKS_PER_CALLER, 0)),
+            grpc_min_tasks=read_int(get, CONTEXT.GRPC_MIN_TASKS, default("grpc_min_tasks")),
+            grpc_max_tasks=read_int(get, CONTEXT.GRPC_MAX_TASKS, default("grpc_max_tasks")),
+            nat_gateways=read_int(get, CONTEXT.NAT_GATEWAYS, default("nat_gateways")),
+            allow_anonymous=read_bool(get, CONTEXT.ALLOW_ANONYMOUS, default("allow_anonymous")),
+            stream_budget_seconds=read_float(
                 get, CONTEXT.STREAM_BUDGET_SECONDS, default("stream_budget_seconds")
             ),
-            grpc_stream_budget_seconds=_float(get, CONTEXT.GRPC_STREAM_BUDGET_SECONDS,
+            grpc_stream_budget_seconds=read_float(get, CONTEXT.GRPC_STREAM_BUDGET_SECONDS,
                                               default("grpc_stream_budget_seconds")),
-            retain_table=_bool(get, CONTEXT.RETAIN_TABLE, default("retain_table")),
-            deletion_protection=_bool(get, CONTEXT.DELETION_PROTECTION,
+            retain_table=read_bool(get, CONTEXT.RETAIN_TABLE, default("retain_table")),
+            deletion_protection=read_bool(get, CONTEXT.DELETION_PROTECTION,
                                       default("deletion_protection")),
-            alarm_email=_str(get, CONTEXT.ALARM_EMAIL),
-            require_alarm_subscriber=_bool(get, CONTEXT.REQUIRE_ALARM_SUBSCRIBER,
+            alarm_email=read_str(get, CONTEXT.ALARM_EMAIL),
+            require_alarm_subscriber=read_bool(get, CONTEXT.REQUIRE_ALARM_SUBSCRIBER,
                                            default("require_alarm_subscriber")),
-            execution=_str(get, CONTEXT.EXECUTION) or default("execution"),
-            grpc_execution=_str(get, CONTEXT.GRPC_EXECUTION) or default("grpc_execution"),
-            worker_timeout_seconds=_int(
+            execution=read_str(get, CONTEXT.EXECUTION) or default("execution"),
+            grpc_execution=read_str(get, CONTEXT.GRPC_EXECUTION) or default("grpc_execution"),
+            worker_timeout_seconds=read_int(
                 get, CONTEXT.WORKER_TIMEOUT_SECONDS, default("worker_timeout_seconds")
             ),
-            lease_seconds=_float(get, CONTEXT.LEASE_SECONDS, default("lease_seconds")),
-            queue_max_receives=_int(
+            lease_seconds=read_float(get, CONTEXT.LEASE_SECONDS, default("lease_seconds")),
+            queue_max_receives=read_int(
                 get, CONTEXT.QUEUE_MAX_RECEIVES, default("queue_max_receives")
             ),
-            push=_bool(get, CONTEXT.PUSH, default("push")),
-            playground=_bool(get, CONTEXT.PLAYGROUND, default("playground")),
-            card_signing=_bool(get, CONTEXT.CARD_SIGNING, default("card_signing")),
-            long_tasks=_long_tasks(get),
-            long_tasks_network=_str(get, CONTEXT.LONG_TASKS_NETWORK)
+            push=read_bool(get, CONTEXT.PUSH, default("push")),
+            playground=read_bool(get, CONTEXT.PLAYGROUND, default("playground")),
+            card_signing=read_bool(get, CONTEXT.CARD_SIGNING, default("card_signing")),
+            long_tasks=read_long_tasks(get),
+            long_tasks_network=read_str(get, CONTEXT.LONG_TASKS_NETWORK)
             or default("long_tasks_network"),
-            long_tasks_spot=_bool(get, CONTEXT.LONG_TASKS_SPOT, default("long_tasks_spot")),
-            long_tasks_stop_timeout=_int(get, CONTEXT.LONG_TASKS_STOP_TIMEOUT,
+            long_tasks_spot=read_bool(get, CONTEXT.LONG_TASKS_SPOT, default("long_tasks_spot")),
+            long_tasks_stop_timeout=read_int(get, CONTEXT.LONG_TASKS_STOP_TIMEOUT,
                                          default("long_tasks_stop_timeout")),
-            long_tasks_max_tasks=_int(get, CONTEXT.LONG_TASKS_MAX_TASKS,
+            long_tasks_max_tasks=read_int(get, CONTEXT.LONG_TASKS_MAX_TASKS,
                                       default("long_tasks_max_tasks")),
-            auth=_str(get, CONTEXT.AUTH) or default("auth"),
-            jwt_issuer=_str(get, CONTEXT.JWT_ISSUER),
-            jwt_audience=_str(get, CONTEXT.JWT_AUDIENCE),
-            jwt_required_scopes=_str(get, CONTEXT.JWT_REQUIRED_SCOPES),
-            jwt_tenant_claim=_str(get, CONTEXT.JWT_TENANT_CLAIM),
-            cognito_domain_prefix=_str(get, CONTEXT.COGNITO_DOMAIN_PREFIX),
-            api_key_header=_str(get, CONTEXT.API_KEY_HEADER),
+            auth=read_str(get, CONTEXT.AUTH) or default("auth"),
+            jwt_issuer=read_str(get, CONTEXT.JWT_ISSUER),
+            jwt_audience=read_str(get, CONTEXT.JWT_AUDIENCE),
+            jwt_required_scopes=read_str(get, CONTEXT.JWT_REQUIRED_SCOPES),
+            jwt_tenant_claim=read_str(get, CONTEXT.JWT_TENANT_CLAIM),
+            cognito_domain_prefix=read_str(get, CONTEXT.COGNITO_DOMAIN_PREFIX),
+            api_key_header=read_str(get, CONTEXT.API_KEY_HEADER),
         )
-
-
-def _long_tasks(get: Callable[[str], Any]) -> str:
-    """a2a:longTasks: true, false or all (JSON booleans too)."""
-    value = get(CONTEXT.LONG_TASKS)
-    if value is None or value == "":
-        return LONG_TASKS.OFF
-    if isinstance(value, bool):
-        return LONG_TASKS.DECLARED if value else LONG_TASKS.OFF
-    if isinstance(value, str) and value.strip().lower() in LONG_TASKS.VALUES:
-        return value.strip().lower()
-    raise ConfigError(f"{CONTEXT.LONG_TASKS} must be one of {', '.join(LONG_TASKS.VALUES)}, "
-                      f"got {value!r}")
-
-
-def _project(get: Callable[[str], Any]) -> AgentProject | None:
-    """The agent project a2a:agentProject names (a path; relative to the working folder,
-    which `./dev` makes the caller's)."""
-    path = _str(get, CONTEXT.AGENT_PROJECT)
-    if path is None:
-        return None
-    try:
-        return load_project(path)
-    except SettingsError as exc:
-        # Its messages name the local variable; here the context key is what to fix.
-        raise ConfigError(str(exc).replace("A2A_AGENT_PROJECT", CONTEXT.AGENT_PROJECT)) from exc
-
-
-def _policy(get: Callable[[str], Any], project: AgentProject | None) -> AgentPolicy | None:
-    """a2a:agentPolicy's document, else the project's iam-policy.json when it has one."""
-    given = _str(get, CONTEXT.AGENT_POLICY)
-    if given is not None:
-        path = Path(given).expanduser()
-        if not path.is_file():
-            raise ConfigError(f"{CONTEXT.AGENT_POLICY}={given}: no such file")
-    elif project is not None and (project.root / DEFAULT_AGENT_POLICY).is_file():
-        path = project.root / DEFAULT_AGENT_POLICY
-    else:
-        return None
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ConfigError(f"{CONTEXT.AGENT_POLICY}: {path} is not JSON: {exc}") from exc
-    statements = document.get("Statement") if isinstance(document, dict) else None
-    if isinstance(statements, dict):
-        statements = [statements]
-    if not isinstance(statements, list) or not statements or not all(
-            isinstance(s, dict) and "Action" in s and s.get("Effect") in ("Allow", "Deny")
-            for s in statements):
-        raise ConfigError(f"{CONTEXT.AGENT_POLICY}: {path} must be an IAM policy document: "
-                          '{"Version": "2012-10-17", "Statement": [{"Effect": "Allow", '
-                          '"Action": [...], "Resource": [...]}]}')
-    return AgentPolicy(path.resolve(), {**document, "Statement": statements})
-
-
-def _items(get: Callable[[str], Any], key: str) -> tuple[str, ...]:
-    """`a, b` (or a JSON list) -> ("a", "b")."""
-    value = get(key)
-    if value is None or value == "":
-        return ()
-    items = value.split(",") if isinstance(value, str) else value
-    if not isinstance(items, list | tuple) or not all(isinstance(i, str) for i in items):
-        raise ConfigError(f"{key} must be comma-separated, got {value!r}")
-    return tuple(filter(None, (item.strip() for item in items)))
-
-
-def _names(get: Callable[[str], Any], key: str) -> dict[str, str]:
-    """`NAME=where,...` (or a JSON object) -> {NAME: where}, as the processes read it."""
-    value = get(key)
-    if value is None or value == "":
-        return {}
-    if isinstance(value, dict):
-        value = ",".join(f"{name}={where}" for name, where in value.items())
-    if not isinstance(value, str):
-        raise ConfigError(f"{key} must be NAME=value,... got {value!r}")
-    try:
-        return name_map({key: value}, key)
-    except SettingsError as exc:
-        raise ConfigError(str(exc)) from exc
-
-
-# `-c key=value` always arrives as a string; cdk.json can carry real JSON types.
-def _str(get: Callable[[str], Any], key: str) -> str | None:
-    value = get(key)
-    if value is None or value == "":
-        return None
-    if not isinstance(value, str):
-        raise ConfigError(f"{key} must be a string, got {value!r}")
-    return value
-
-
-def _cidrs(get: Callable[[str], Any], key: str, default: tuple[str, ...]) -> tuple[str, ...]:
-    """`10.0.0.0/16, 192.168.0.0/24` (or a JSON list) -> normalized networks."""
-    value = get(key)
-    if value is None or value == "":
-        return default
-    items = value.split(",") if isinstance(value, str) else value
-    if not isinstance(items, list | tuple):
-        raise ConfigError(f"{key} must be comma-separated networks, got {value!r}")
-    networks = []
-    for item in items:
-        try:
-            networks.append(str(ipaddress.ip_network(str(item).strip(), strict=True)))
-        except ValueError as exc:
-            raise ConfigError(f"{key} entries must be networks like 10.0.0.0/16, got "
-                              f"{item!r}") from exc
-    if not networks:
-        raise ConfigError(f"{key} names no network")
-    return tuple(networks)
-
-
-def _bool(get: Callable[[str], Any], key: str, default: bool) -> bool:
-    value = get(key)
-    if value is None or value == "":
-        return default
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.lower() in ("true", "false"):
-        return value.lower() == "true"
-    raise ConfigError(f"{key} must be true or false, got {value!r}")
-
-
-N = TypeVar("N", int, float)
-
-
-def _int(get: Callable[[str], Any], key: str, default: int) -> int:
-    return _number(get, key, default, int, "an integer")
-
-
-def _float(get: Callable[[str], Any], key: str, default: float) -> float:
-    return _number(get, key, default, float, "a number")
-
-
-def _number(get: Callable[[str], Any], key: str, default: N, cast: Callable[[Any], N],
-            kind: str) -> N:
-    """A numeric context value; booleans and non-numbers name the key in the error."""
-    value = get(key)
-    if value is None or value == "":
-        return default
-    try:
-        if isinstance(value, bool):
-            raise ValueError
-        return cast(value)
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"{key} must be {kind}, got {value!r}") from exc

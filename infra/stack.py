@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from aws_cdk import Acknowledgment, CfnOutput, Stack, Validations
+from aws_cdk import Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_route53 as route53
 from constructs import Construct
@@ -22,6 +22,8 @@ from .edge import RateLimitAcl
 from .grpc_service import GrpcService
 from .jsonrpc_api import DomainConfig, JsonRpcApi
 from .long_lane import LongLane
+from .nag import acknowledge_findings
+from .outputs import add_outputs
 from .push import PushDispatcher
 from .region import Placement
 from .sweeper import LeaseSweeper
@@ -256,50 +258,8 @@ class A2AStack(Stack):
                   grpc=self.grpc, push=self.push)
         self._deliver_from_the_start()
 
-        CfnOutput(self, "JsonRpcUrl", value=self.jsonrpc.url,
-                  description="the public door (streaming REST API): JSON-RPC and the card")
-        if self.jsonrpc.function_url is not None:
-            CfnOutput(self, "FunctionUrl", value=self.jsonrpc.function_url.url,
-                      description="streaming Function URL (same app, no API Gateway limits)")
-        CfnOutput(self, "TableName", value=self.table.table.table_name)
-        if self.worker is not None:
-            CfnOutput(self, "QueueUrl", value=self.worker.queue.queue_url)
-            CfnOutput(self, "DeadLetterQueueUrl", value=self.worker.dead_letter_queue.queue_url)
-        if self.push is not None:
-            CfnOutput(self, "PushDeadLetterQueueUrl",
-                      value=self.push.dead_letter_queue.queue_url,
-                      description="push deliveries that failed after all their attempts")
-            CfnOutput(self, "PushFailedBatchesQueueUrl",
-                      value=self.push.failed_batches.queue_url,
-                      description="stream batches the push dispatcher could not process")
-        if self.long_lane is not None:
-            CfnOutput(self, "LongQueueUrl", value=self.long_lane.queue.queue_url,
-                      description="the long-task lane's queue (its worker on ECS Fargate)")
-            CfnOutput(self, "LongDeadLetterQueueUrl",
-                      value=self.long_lane.dead_letter_queue.queue_url)
-        self._auth_outputs()
-        if self.grpc is not None:
-            CfnOutput(
-                self,
-                "GrpcAddress",
-                value=self.grpc.address,
-                description="gRPC host:port (TLS): a2a:grpcDomainName, pointing at the ALB",
-            )
-            if grpc_zone is None:
-                CfnOutput(self, "GrpcLoadBalancerDnsName",
-                          value=self.grpc.load_balancer.load_balancer_dns_name,
-                          description="the internal ALB: point a2a:grpcDomainName at it (no "
-                          "a2a:grpcHostedZoneId, so the stack made no record)")
-        domain = self.jsonrpc.rest_api.domain_name
-        if domain is not None and config.hosted_zone_id is None:
-            CfnOutput(self, "DomainNameTarget", value=domain.domain_name_alias_domain_name,
-                      description="point a2a:domainName at it: a CNAME, or an alias record "
-                      "with DomainNameTargetZoneId (no a2a:hostedZoneId, so the stack made "
-                      "no record)")
-            CfnOutput(self, "DomainNameTargetZoneId",
-                      value=domain.domain_name_alias_hosted_zone_id,
-                      description="the hosted zone of DomainNameTarget, for an alias record")
-        self._suppress_nag_findings()
+        add_outputs(self, config, grpc_zone)
+        acknowledge_findings(self)
 
     def _add_long_lane(self, config: DeployConfig, runtime: dict[str, str],
                        agent_environment: dict[str, str], image_context: Path | None) -> None:
@@ -379,50 +339,6 @@ class A2AStack(Stack):
             environment[ENV.JWT_TENANT_CLAIM] = config.jwt_tenant_claim
         return environment
 
-    def _acknowledge_rest_api(self) -> None:
-        api = self.jsonrpc.rest_api
-        findings = [
-            ("AwsSolutions-APIG2", "The kit validates every request itself (JSON-RPC envelope,"
-             " ProtoJSON params, size limit) and answers with the spec's errors; API"
-             " Gateway's validation would answer in its own shape."),
-            ("AwsSolutions-APIG4", "The kit authenticates A2A callers itself (JWTs or API keys;"
-             " anonymous only when configured), identically on both bindings; the agent card"
-             " is public by the spec."),
-            ("AwsSolutions-COG4", "No Cognito authorizer: the in-process check is the one both"
-             " bindings share (it also accepts issuers other than Cognito)."),
-        ]
-        if self.waf is None:
-            findings.append(("AwsSolutions-APIG3", "WAF is optional (a2a:waf=true): stage"
-                             " throttling and the function's reserved concurrency limit a"
-                             " flood without its fixed monthly cost."))
-        Validations.of(api).acknowledge(*(Acknowledgment(id=i, reason=r) for i, r in findings))
-        role = api.node.try_find_child("CloudWatchRole")
-        if role is not None:
-            Validations.of(role).acknowledge(Acknowledgment(
-                id="AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/"
-                "service-role/AmazonAPIGatewayPushToCloudWatchLogs]",
-                reason="API Gateway's own logging role for access and error logs; AWS's"
-                " managed policy is the documented one."))
-
-    def _acknowledge_long_lane(self, lane: LongLane) -> None:
-        cluster = self.get_logical_id(lane.cluster.node.default_child)  # type: ignore[arg-type]
-        Validations.of(lane.task_role).acknowledge(Acknowledgment(
-            id="AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ecs:<AWS::Region>:"
-            f"<AWS::AccountId>:task/<{cluster}>/*]",
-            reason="The worker protects its own task from scale-in (ecs:UpdateTaskProtection):"
-            " the lane's tasks are started by ECS, so their ARNs are known only as this"
-            " cluster's."))
-        execution_role = lane.service.task_definition.execution_role
-        assert execution_role is not None
-        Validations.of(execution_role).acknowledge(Acknowledgment(
-            id="AwsSolutions-IAM5[Resource::*]",
-            reason="ecr:GetAuthorizationToken has no resource-level permissions; image pulls"
-            " are scoped to the asset repository by CDK."))
-        Validations.of(lane.service.task_definition).acknowledge(Acknowledgment(
-            id="AwsSolutions-ECS2",
-            reason="The container environment holds only non-secret settings (agent import"
-            " path, table name, queue URL, flags)."))
-
     def _grant_send(self, role: iam.IRole | None, queue_arn: str | None = None) -> None:
         """SendMessage on the task queue (or `queue_arn`) and nothing else: the kit's queue
         client only sends (`grant_send_messages` adds GetQueueAttributes and GetQueueUrl,
@@ -442,21 +358,6 @@ class A2AStack(Stack):
             assert role is not None
             self.api_keys.secret.grant_read(role)
 
-    def _auth_outputs(self) -> None:
-        if self.issuer is not None:
-            CfnOutput(self, "JwtIssuer", value=self.issuer.issuer,
-                      description="iss of the callers' tokens (OpenID Connect discovery)")
-            CfnOutput(self, "TokenUrl", value=self.issuer.token_url,
-                      description="OAuth 2.0 token endpoint (client credentials)")
-            CfnOutput(self, "MachineClientId", value=self.issuer.audience,
-                      description="app client for machine callers; its secret: aws "
-                      "cognito-idp describe-user-pool-client")
-            CfnOutput(self, "UserPoolId", value=self.issuer.user_pool.user_pool_id)
-            CfnOutput(self, "Scope", value=self.issuer.scope)
-        if self.api_keys is not None:
-            CfnOutput(self, "ApiKeysSecretArn", value=self.api_keys.secret.secret_arn,
-                      description="API-key records (hashes); see docs/authentication.md")
-
     def _grant_table(self, role: iam.IRole | None, actions: tuple[str, ...],
                      *index_arns: str) -> None:
         """`actions` on the table, and Query on the named indexes only."""
@@ -469,98 +370,4 @@ class A2AStack(Stack):
         if index_arns:
             role.add_to_principal_policy(
                 iam.PolicyStatement(actions=list(INDEX_ACTIONS), resources=list(index_arns))
-            )
-
-    def _suppress_nag_findings(self) -> None:
-        """Every accepted cdk-nag finding, on the construct it concerns, with its reason."""
-        functions = [self.jsonrpc.function, self.sweeper.function]
-        if self.worker is not None:
-            functions.append(self.worker.function)
-        if self.push is not None:
-            functions.append(self.push.function)
-        for function in functions:
-            role = function.role
-            assert role is not None
-            Validations.of(role).acknowledge(
-                Acknowledgment(
-                    id="AwsSolutions-IAM5[Resource::*]",
-                    reason="X-Ray segment upload (active tracing) and dynamodb:ListStreams (the"
-                    " push dispatcher's stream mapping) have no resource-level permissions; the"
-                    " table statements name the table, its indexes or its stream, the queue"
-                    " statements one queue each.",
-                ),
-            )
-            Validations.of(function).acknowledge(
-                Acknowledgment(
-                    id="AwsSolutions-L1",
-                    reason="The bundle is built from Python 3.13 wheels (infra/bundle.py); the"
-                    " runtime moves together with the bundle's --python-version.",
-                )
-            )
-        self._acknowledge_rest_api()
-        if self.issuer is not None:
-            Validations.of(self.issuer.user_pool).acknowledge(
-                Acknowledgment(
-                    id="AwsSolutions-COG2",
-                    reason="No person signs in to this pool: its callers are machine clients"
-                    " using the client credentials flow, which MFA does not apply to.",
-                ),
-                Acknowledgment(
-                    id="AwsSolutions-COG3",
-                    reason="Threat protection scores user sign-ins; this pool has no users,"
-                    " only app clients with client credentials.",
-                ),
-                Acknowledgment(
-                    id="AwsSolutions-COG8",
-                    reason="The Plus plan adds threat protection for user sign-ins at a cost"
-                    " per user; machine clients gain nothing from it.",
-                ),
-            )
-        if self.api_keys is not None:
-            Validations.of(self.api_keys.secret).acknowledge(
-                Acknowledgment(
-                    id="AwsSolutions-SMG4",
-                    reason="The secret holds SHA-256 hashes of API keys, not a credential"
-                    " of its own: keys are rotated by adding and removing records.",
-                )
-            )
-        dead_letter_stores = [self.sweeper.failed]
-        if self.push is not None:
-            dead_letter_stores += [self.push.dead_letter_queue, self.push.failed_batches]
-        for queue in dead_letter_stores:
-            Validations.of(queue).acknowledge(
-                Acknowledgment(
-                    id="AwsSolutions-SQS3",
-                    reason="A dead-letter store itself: Lambda or EventBridge (failed or"
-                    " undelivered sweeps), the push dispatcher (failed deliveries) or Lambda"
-                    " (stream batches it gave up on) writes here, and only people read it,"
-                    " with an alarm on its depth.",
-                )
-            )
-        if self.long_lane is not None:
-            self._acknowledge_long_lane(self.long_lane)
-        if self.grpc is not None:
-            execution_role = self.grpc.service.task_definition.execution_role
-            assert execution_role is not None
-            Validations.of(execution_role).acknowledge(
-                Acknowledgment(
-                    id="AwsSolutions-IAM5[Resource::*]",
-                    reason="ecr:GetAuthorizationToken has no resource-level permissions;"
-                    " image pulls are scoped to the asset repository by CDK.",
-                )
-            )
-            Validations.of(self.grpc.service.task_definition).acknowledge(
-                Acknowledgment(
-                    id="AwsSolutions-ECS2",
-                    reason="The container environment holds only non-secret settings (agent"
-                    " import path, table name, URLs, flags, the issuer and client id, the"
-                    " ARN of the API-key secret).",
-                )
-            )
-            Validations.of(self.grpc.load_balancer).acknowledge(
-                Acknowledgment(
-                    id="AwsSolutions-ELB2",
-                    reason="Internal ALB; the gRPC server logs its own requests. Access logs"
-                    " need a bucket per deployment and are left to the operator.",
-                )
             )
