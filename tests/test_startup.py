@@ -170,19 +170,30 @@ def test_serve_with_a_port_out_of_range_says_so(option: str, port: str) -> None:
     assert run.stdout == ""
 
 
-@pytest.mark.parametrize("entry_point", ["serve", "grpc"])
-def test_queue_mode_without_a_region_for_sqs_says_so(entry_point: str, ddb_endpoint: str) -> None:
-    """AWS_REGION alone serves the kit's DynamoDB client; boto3's SQS client reads only
-    AWS_DEFAULT_REGION (or a profile)."""
+def test_queue_mode_with_aws_region_alone_serves_both_clients(
+        ddb_endpoint: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """AWS_REGION alone (as Lambda sets it) serves the kit's DynamoDB client and its SQS
+    client alike: boto3 read only AWS_DEFAULT_REGION, and queue mode stopped at start
+    without it before the SQS client joined the kit's family (issue 36, item 5)."""
+    from a2akit.execution.executor import QueueExecutor
+    from a2akit.runtime import build_operations
+    from a2akit.settings import Settings
+    from a2akit.store._client import SqsClient
     from tests.store.conftest import TABLE
 
-    credentials = {k: v for k, v in CREDENTIALS.items() if k != "AWS_DEFAULT_REGION"}
-    run = _run(entry_point, {"A2A_TABLE": TABLE, "AWS_ENDPOINT_URL_DYNAMODB": ddb_endpoint,
-                             "A2A_EXECUTION": "queue", "A2A_QUEUE_URL": "http://127.0.0.1:9/1/q",
-                             **credentials})
-    assert run.returncode == STARTUP_EXIT_CODE, run.stderr
-    line = _check_one_line(run, "AWS_DEFAULT_REGION")
-    assert "SQS" in line, line
+    for name in ("AWS_DEFAULT_REGION", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    environment = {**CREDENTIALS, "AWS_REGION": "us-east-1", "A2A_TABLE": TABLE,
+                   "AWS_ENDPOINT_URL_DYNAMODB": ddb_endpoint, "A2A_EXECUTION": "queue",
+                   "A2A_QUEUE_URL": "http://127.0.0.1:9/1/q", "A2A_ALLOW_ANONYMOUS": "true"}
+    environment.pop("AWS_DEFAULT_REGION", None)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    executor = build_operations(Settings.from_env()).executor
+    assert isinstance(executor, QueueExecutor)
+    queue_client = executor.queue.client  # type: ignore[attr-defined]
+    assert isinstance(queue_client, SqsClient)
+    assert queue_client.meta.region_name == "us-east-1"
 
 
 # A table in AWS with no credentials anywhere (issue 33, item 14): nothing is sent (botocore

@@ -71,14 +71,14 @@ async def test_a_job_sent_is_received_and_a_missing_queue_is_unavailable(
         monkeypatch.setenv(name, value)
     settings = Settings(execution="queue", queue_url=url, table="t", sqs_endpoint=moto_endpoint)
     sent = make_queue(settings)
-    assert isinstance(sent._client, SqsClient)
+    assert isinstance(sent.client, SqsClient)
     job = Job(scope=Scope("", "alice"), task_id="t-1", message_id="m-1", lease_owner="queue",
               new_task=True)
     await sent.send(job)
     (message,) = sqs.receive_message(QueueUrl=url, WaitTimeSeconds=1)["Messages"]
     assert Job.decode(message["Body"]).task_id == "t-1"
     with pytest.raises(UnavailableError):
-        await SqsQueue(url + "-gone", sent._client).send(job)
+        await SqsQueue(url + "-gone", sent.client).send(job)
 
 
 def test_a_queue_mode_door_on_lambda_loads_no_botocore(moto_endpoint: str,
