@@ -45,7 +45,7 @@ def invocation_of(context: object, event: Mapping[str, Any] | None) -> Invocatio
     return Invocation(
         deadline=None if remaining is None else time.monotonic() + float(remaining()) / 1000,
         request_id=request_id if isinstance(request_id, str) and request_id else None,
-        request_context=request_context if isinstance(request_context, Mapping) else None)
+        request_context=request_context if isinstance(request_context, dict) else None)
 
 
 class _WithInvocation:

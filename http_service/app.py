@@ -4,6 +4,7 @@ scripts/serve_local.py) build it with `create_app`."""
 
 from __future__ import annotations
 
+import functools
 from urllib.parse import urlsplit
 
 from starlette.applications import Starlette
@@ -20,6 +21,7 @@ from http_service.agent_cards import (
     merged_card,
 )
 from http_service.jsonrpc import JsonRpc
+from http_service.pipeline import answer
 from http_service.rest_mount import RestRoutes
 
 __all__ = ["create_app"]
@@ -38,7 +40,8 @@ def create_app(operations: Operations) -> Starlette:
         Route(card_path, card_route(operations.public_card, merged_card), methods=["GET"]),
         # The 0.3 card is not signed: a signature covers the 1.0 card's canonical form.
         Route(legacy_path, card_route(lambda: operations.card, legacy_card), methods=["GET"]),
-        Route(path, JsonRpc(operations).answer, methods=["POST"]),
+        Route(path, functools.partial(answer, operations, JsonRpc(operations).exchange()),
+              methods=["POST"]),
     ]
     if operations.card_signer is not None:
         routes.append(Route(base + JWKS_PATH, jwks_route(operations.card_signer.jwks),

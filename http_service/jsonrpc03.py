@@ -18,7 +18,7 @@ error (after the first event or before it), is one compact `data:` line, HTTP 20
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Mapping
 from typing import Any
 
 from starlette.responses import Response
@@ -67,16 +67,17 @@ class Generation03:
     def find(self, method: str) -> Operation03 | None:
         return BY_METHOD.get(method)
 
-    def is_streaming(self, operation: Operation03) -> bool:
-        return operation.streaming
-
     def decode(self, operation: Operation03, params: Any) -> Any:
         request, options = json03.decode_params(operation.method, params)
         return request, {**options, **_OPTIONS.get(operation.method, {})}
 
-    async def run(self, operation: Operation03, request: Any, call: Call) -> Any:
+    def call(self, operation: Operation03, request: Any, call: Call) -> Awaitable[Any]:
         message, options = request
-        return json03.encode(await operation.run(self.calls, message, call, **options))
+        answer: Awaitable[Any] = operation.run(self.calls, message, call, **options)
+        return answer
+
+    def result(self, answer: Any) -> Any:
+        return json03.encode(answer)
 
     async def open(self, operation: Operation03, request: Any, call: Call
                    ) -> AsyncIterator[Any]:

@@ -14,7 +14,7 @@ for both JSON-RPC generations, `http_service.rest` for HTTP+JSON).
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any, Protocol
 
 from starlette.requests import Request
@@ -64,8 +64,12 @@ class Exchange(Protocol):
         """The binding's answer to an error."""
 
 
-async def answer(ops: Operations, request: Request, exchange: Exchange) -> Response:
-    """The one path of every HTTP request to the core."""
+async def answer(ops: Operations, new_exchange: Callable[[], Exchange],
+                 request: Request) -> Response:
+    """The one path of every HTTP request to the core; `new_exchange()` is the binding's
+    exchange for it. (Arguments in this order: a route's endpoint is
+    `functools.partial(answer, ops, new_exchange)`, with no coroutine of its own.)"""
+    exchange = new_exchange()
     try:
         await exchange.route(request)
         scope = request.scope

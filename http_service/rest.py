@@ -59,7 +59,7 @@ class RestBinding:
         self.challenge = operations.authenticator.challenge
 
     async def answer(self, request: Request) -> Response:
-        return await answer(self.ops, request, _Exchange(self))
+        return await answer(self.ops, lambda: _Exchange(self), request)
 
 
 class _Exchange:

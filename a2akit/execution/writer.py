@@ -135,16 +135,6 @@ class TaskWriter:
             return held
         return lease_for(self.terms.lease_owner, self.terms.lease_seconds)
 
-    async def _write(self, snapshot: pb.Task, batch: list[pb.StreamResponse],
-                     lease: Lease | None) -> StoredTask:
-        if self.stored is None:
-            return await self.store.create(self.scope, snapshot, batch, self._claim,
-                                           lease=lease, push_configs=self._push_configs,
-                                           quota=self.terms.quota)
-        claim = self._claim if not self.written else None
-        return await self.store.update(self.scope, snapshot.id, self.stored.version, snapshot,
-                                       batch, claim, lease=lease)
-
     async def _flush(self) -> None:
         """Write everything pending in one conditional write (retried on conflicts)."""
 
@@ -159,7 +149,15 @@ class TaskWriter:
             self.writing = True
             try:
                 with telemetry.span("a2a.store.write"):
-                    stored = await self._write(snapshot, batch, lease)
+                    if self.stored is None:
+                        stored = await self.store.create(
+                            self.scope, snapshot, batch, self._claim, lease=lease,
+                            push_configs=self._push_configs, quota=self.terms.quota)
+                    else:
+                        claim = self._claim if not self.written else None
+                        stored = await self.store.update(self.scope, snapshot.id,
+                                                         self.stored.version, snapshot, batch,
+                                                         claim, lease=lease)
             except DuplicateMessageError as exc:
                 self.duplicate_of = exc.task_id
                 self._on_stop()
