@@ -120,7 +120,8 @@ class Binding:
             try:
                 request = self.decode(request_type, raw)
                 parent = self.begin(context, name)
-                with telemetry.server_span(name, "gRPC", self.protocol_version, parent):
+                with telemetry.NOTHING if telemetry.off else telemetry.server_span(
+                        name, "gRPC", self.protocol_version, parent):
                     call = await self.call(context)
                     return await run(request, call)
             except _PASSED_THROUGH:
@@ -143,7 +144,8 @@ class Binding:
                 async with self._errors_answered(context, name):
                     request = self.decode(request_type, raw)
                     parent = self.begin(context, name)
-                    with telemetry.server_span(name, "gRPC", self.protocol_version, parent):
+                    with telemetry.NOTHING if telemetry.off else telemetry.server_span(
+                            name, "gRPC", self.protocol_version, parent):
                         call = await self.call(context)
                         events = await start(request, call)
                     async for event in events:

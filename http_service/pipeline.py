@@ -76,8 +76,8 @@ async def answer(ops: Operations, new_exchange: Callable[[], Exchange],
         invocation: Invocation = scope.get(SCOPE_KEY, NO_INVOCATION)
         traceparent = from_asgi(scope["headers"])
         begin_request(exchange.operation, invocation.request_id, traceparent)
-        with telemetry.server_span(exchange.operation, exchange.binding,
-                                   exchange.protocol_version, traceparent):
+        with telemetry.NOTHING if telemetry.off else telemetry.server_span(
+                exchange.operation, exchange.binding, exchange.protocol_version, traceparent):
             message = exchange.decode()
             call = await ops.resolve_call(
                 request.headers,

@@ -85,7 +85,7 @@ async def fold_write(store: TaskStore, scope: Scope, task_id: str,
         task.CopyFrom(current.task)
         for event in change.events:
             apply_event(task, event)
-        with telemetry.span("a2a.store.write"):
+        with telemetry.NOTHING if telemetry.off else telemetry.span("a2a.store.write"):
             written = await store.update(scope, task_id, current.version, task, change.events,
                                          change.claim, lease=change.lease,
                                          lease_expired_by=change.lease_expired_by)

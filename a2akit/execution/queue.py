@@ -159,7 +159,7 @@ class SqsQueue:
 
     async def send(self, job: Job) -> None:
         try:
-            with telemetry.span("a2a.queue.send"):
+            with telemetry.NOTHING if telemetry.off else telemetry.span("a2a.queue.send"):
                 await asyncio.to_thread(self.client.send_message, QueueUrl=self.url,
                                         MessageBody=job.encode())
         except Exception as exc:
@@ -210,7 +210,7 @@ async def enqueue(store: TaskStore, queue: TaskQueue, settings: Settings,
     try:
         if stored is None:
             snapshot, events = recording(context, None)
-            with telemetry.span("a2a.store.write"):
+            with telemetry.NOTHING if telemetry.off else telemetry.span("a2a.store.write"):
                 written = await store.create(scope, snapshot, events, claim, lease=lease,
                                              push_configs=push_configs,
                                              quota=settings.max_active_tasks_per_caller)

@@ -125,7 +125,8 @@ class Worker:
                 logs.bind_caller(job.scope.tenant, job.scope.owner)
                 logs.bind_task(job.task_id)
                 hook = None if started is None else functools.partial(started, record)
-                with telemetry.consumer_span("RunTask", job.traceparent):
+                with (telemetry.NOTHING if telemetry.off
+                      else telemetry.consumer_span("RunTask", job.traceparent)):
                     await self.run_job(job, budget(), hook)
             except (A2AError, JobError):
                 log.exception("queue message %s failed (receive %d)", message_id, receives)

@@ -148,7 +148,7 @@ class TaskWriter:
             lease = self._lease(snapshot)
             self.writing = True
             try:
-                with telemetry.span("a2a.store.write"):
+                with telemetry.NOTHING if telemetry.off else telemetry.span("a2a.store.write"):
                     if self.stored is None:
                         stored = await self.store.create(
                             self.scope, snapshot, batch, self._claim, lease=lease,
