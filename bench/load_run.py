@@ -15,7 +15,8 @@ An async client (httpx, at most `--connections` calls in flight) sends echo Send
 fewer than 1 % of the calls fail (not 200, or a JSON-RPC error), the client sent at least
 95 % of the target, the queue held at most two seconds of messages when the step ended, and
 every task the step created was COMPLETED within `--grace` seconds after (ListTasks' totalSize
-of the COMPLETED tasks; one owner, anonymous). Per step: calls, errors, p50/p99 of the door's
+of the COMPLETED tasks; one owner, anonymous). Each step starts on an empty queue (moto keeps a
+queue as a list: a backlog slows its every call). Per step: calls, errors, p50/p99 of the door's
 answer, tasks completed, queue backlog at the step's end, and the CPU each process used
 (per cent of one core, from /proc/PID/stat; "other work" is the rest of the machine's busy
 time, /proc/stat: the cores are shared).
@@ -27,7 +28,8 @@ Two stacks, one after the other (each warmed up first, unreported):
    prices each call by bench/write_units.py's rules (`Pricer`, `Meter`): a consistent GetItem
    of each key a write touches before and after it (straight to DynamoDB Local), item and index
    units from the sizes, transactions twice; reads are DynamoDB Local's ConsumedCapacity (the
-   proxy asks for it). Units per message = the step's units / the tasks it completed. Two
+   proxy asks for it). Units per message = the step's units, once its tasks are done (up to
+   60 s after), / the tasks it completed. Two
    writes racing on a shared item (an owner's count item) may be priced from each other's
    sizes: those items are far below 1 KB, so the units do not change.
 2. **ramp** then **final**, without the proxy (its pricing reads and forwarding would take
@@ -323,6 +325,11 @@ async def step(run: Stack, rate: float, seconds: float, connections: int, grace:
                ) -> dict[str, Any]:
     import httpx
 
+    # Each step starts on an empty queue: moto's queue is a list, a backlog slows every call.
+    waited = time.perf_counter()
+    while run.backlog() and time.perf_counter() - waited < 180:  # noqa: ASYNC110
+        await asyncio.sleep(1)
+
     limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
     async with httpx.AsyncClient(timeout=CALL_TIMEOUT, limits=limits) as http:
         done_before = await completed(http, run.door)
@@ -468,7 +475,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--connections", type=int, default=8)
     parser.add_argument("--grace", type=float, default=10.0)
-    parser.add_argument("--units-rate", type=float, default=10.0)
+    parser.add_argument("--units-rate", type=float, default=5.0)
     parser.add_argument("--units-seconds", type=float, default=15.0,
                         help="the metered step (0: none)")
     parser.add_argument("--json", action="store_true")
@@ -500,7 +507,11 @@ def main() -> None:
             (folder / "metered").mkdir(parents=True, exist_ok=True)
             with stack(args.workers, True, folder / "metered") as run:
                 asyncio.run(step(run, 5, 5, args.connections, args.grace))  # warm up
-                run_step(run, "units", args.units_rate, args.units_seconds)
+                # Every task of the step done before its units are read: the proxy slows them.
+                result = asyncio.run(step(run, args.units_rate, args.units_seconds,
+                                          args.connections, 60.0))
+                result["phase"] = "units"
+                steps.append(result)
         (folder / "load").mkdir(parents=True, exist_ok=True)
         with stack(args.workers, False, folder / "load") as run:
             asyncio.run(step(run, 5, 10, args.connections, args.grace))  # warm up
