@@ -8,7 +8,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +24,7 @@ from http_service.app import create_app
 from tests.interop.test_sdk_client import SDK_SPEC, SDK_VENV
 from tests.support.harness import ANON, memory_operations
 from tests.support.moto import REGION, client, moto_server
-from tests.support.processes import ROOT
+from tests.support.processes import fresh_python
 from tests.support.tools import tool_or_skip
 
 pytestmark = pytest.mark.slow
@@ -149,7 +148,4 @@ def test_an_unsigned_door_loads_no_signing_code_and_serves_no_keys() -> None:
             "assert c.get('/.well-known/jwks.json').status_code == 404; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in "
             "('jwt', 'rfc8785', 'cryptography') or m == 'a2akit.card_signing'))")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True,
-                         capture_output=True, text=True,
-                         env={"A2A_ALLOW_ANONYMOUS": "true", "PATH": ""}).stdout
-    assert out.strip().splitlines()[-1] == "[]"
+    assert fresh_python(code, {"A2A_ALLOW_ANONYMOUS": "true", "PATH": ""}) == "[]"

@@ -6,8 +6,6 @@ with credentials in its environment (as on Lambda) loads no botocore."""
 from __future__ import annotations
 
 import datetime
-import subprocess
-import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,7 +21,7 @@ from a2akit.store._client import SqsClient, env_sqs_client
 from a2akit.store._credentials import Credentials
 from a2akit.store.base import Scope
 from tests.support.moto import client as aws_client
-from tests.support.processes import ROOT
+from tests.support.processes import fresh_python
 
 pytestmark = pytest.mark.slow
 
@@ -85,12 +83,8 @@ def test_a_queue_mode_door_on_lambda_loads_no_botocore(moto_endpoint: str,
                                                         ddb_endpoint: str) -> None:
     code = ("import sys, handlers.jsonrpc; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('botocore', 'boto3')))")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True,
-                         capture_output=True, text=True, env={
-                             **ENV, "PATH": "", "A2A_ALLOW_ANONYMOUS": "true",
-                             "A2A_EXECUTION": "queue", "A2A_TABLE": "kit-client-door",
-                             "A2A_QUEUE_URL": f"{moto_endpoint}/123456789012/q",
-                             "AWS_ENDPOINT_URL_SQS": moto_endpoint,
-                             "AWS_ENDPOINT_URL_DYNAMODB": ddb_endpoint,
-                             "AWS_LAMBDA_FUNCTION_NAME": "door"}).stdout
-    assert out.strip().splitlines()[-1] == "[]"
+    assert fresh_python(code, {
+        **ENV, "PATH": "", "A2A_ALLOW_ANONYMOUS": "true", "A2A_EXECUTION": "queue",
+        "A2A_TABLE": "kit-client-door", "A2A_QUEUE_URL": f"{moto_endpoint}/123456789012/q",
+        "AWS_ENDPOINT_URL_SQS": moto_endpoint, "AWS_ENDPOINT_URL_DYNAMODB": ddb_endpoint,
+        "AWS_LAMBDA_FUNCTION_NAME": "door"}) == "[]"

@@ -33,7 +33,7 @@ from tests.execution.sqs import make_queues
 from tests.store.conftest import TABLE
 from tests.support.harness import ANON, memory_operations
 from tests.support.moto import client as aws_client
-from tests.support.processes import ROOT
+from tests.support.processes import ROOT, fresh_python
 
 EXPORTER = InMemorySpanExporter()
 OTEL = dataclasses.replace(ANON, otel=True)
@@ -157,10 +157,7 @@ def test_off_nothing_of_opentelemetry_is_imported() -> None:
             "{'messageId': 'm', 'role': 'ROLE_USER', 'parts': [{'text': 'hi'}]}}}; "
             "TestClient(door.app).post('/', json=body, headers={'A2A-Version': '1.0'}); "
             "print(sorted(m for m in sys.modules if m.startswith('opentelemetry')))")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True,
-                         capture_output=True, text=True,
-                         env={"A2A_ALLOW_ANONYMOUS": "true", "PATH": ""}).stdout
-    assert out.strip().splitlines()[-1] == "[]"
+    assert fresh_python(code, {"A2A_ALLOW_ANONYMOUS": "true", "PATH": ""}) == "[]"
 
 
 def test_on_without_the_api_is_one_line() -> None:

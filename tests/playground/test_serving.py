@@ -4,14 +4,12 @@ door without it loads nothing of it: not the module, not the files."""
 from __future__ import annotations
 
 import dataclasses
-import subprocess
-import sys
 
 from starlette.testclient import TestClient
 
 from http_service.app import create_app
 from tests.support.harness import ANON, memory_operations
-from tests.support.processes import ROOT
+from tests.support.processes import fresh_python
 
 
 def test_off_by_default_the_page_is_not_there() -> None:
@@ -39,8 +37,5 @@ def test_the_doors_load_no_playground_unless_asked() -> None:
     code = ("import sys, handlers.jsonrpc, handlers.stream; "
             "print([m for m in sys.modules if 'playground' in m])")
     for value, expected in (("", "[]"), ("true", "['http_service.playground']")):
-        out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True,
-                             capture_output=True, text=True,
-                             env={"A2A_ALLOW_ANONYMOUS": "true", "A2A_PLAYGROUND": value,
-                                  "PATH": ""}).stdout
-        assert out.strip().splitlines()[-1] == expected
+        assert fresh_python(code, {"A2A_ALLOW_ANONYMOUS": "true", "A2A_PLAYGROUND": value,
+                                   "PATH": ""}) == expected

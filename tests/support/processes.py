@@ -11,6 +11,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -19,9 +20,21 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ROOT", "ToolInstallError", "free_port", "node_folder", "npm_reachable",
-           "pypi_reachable", "python_env", "running", "stop_process", "tool_venv",
-           "wait_for_output", "wait_for_port"]
+__all__ = [
+    "ROOT",
+    "ToolInstallError",
+    "free_port",
+    "fresh_python",
+    "node_folder",
+    "npm_reachable",
+    "pypi_reachable",
+    "python_env",
+    "running",
+    "stop_process",
+    "tool_venv",
+    "wait_for_output",
+    "wait_for_port",
+]
 
 ROOT = Path(__file__).resolve().parents[2]
 HOST = "127.0.0.1"
@@ -42,6 +55,14 @@ def python_env(**values: str) -> dict[str, str]:
     env["PYTHONPATH"] = str(ROOT)
     env.update(values)
     return env
+
+
+def fresh_python(code: str, env: Mapping[str, str]) -> str:
+    """The last line `code` prints in a new interpreter run from the repository with only
+    `env` (an import-path check: what a door loads). Earlier lines are the kit's EMF output."""
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True,
+                          capture_output=True, text=True, env=dict(env))
+    return done.stdout.strip().splitlines()[-1]
 
 
 def _tail(log: Path | None) -> str:
