@@ -3,20 +3,28 @@ container (`python -m grpc_service`), on DynamoDB Local and moto's SQS, with sho
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import contextlib
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
 from subprocess import Popen
-from typing import Any
+from typing import Any, TypeVar
 
 import grpc
 
+from a2akit.store.base import Scope, StoredTask
+from a2akit.store.dynamodb import DynamoDBStore
 from grpc_service.generated import a2a_pb2_grpc
 from tests.store.conftest import TABLE
 from tests.support.processes import free_port, python_env, running, wait_for_output
 
-__all__ = ["LEASE_SECONDS", "SWEEP_SECONDS", "container", "kit_env", "long_worker", "worker"]
+T = TypeVar("T")
+
+__all__ = ["LEASE_SECONDS", "SWEEP_SECONDS", "artifact_steps", "container", "kit_env",
+           "long_worker", "read_stored", "run_sync", "wait_until", "worker"]
 
 LEASE_SECONDS = 1.0
 SWEEP_SECONDS = 0.5
@@ -55,3 +63,32 @@ def container(env: dict[str, str], log: Path) -> Iterator[tuple[Popen[bytes], An
                  env={**env, "GRPC_PORT": str(port)}, log=log) as process, \
             grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
         yield process, a2a_pb2_grpc.A2AServiceStub(channel)  # type: ignore[no-untyped-call]
+
+
+def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine to its end in a thread of its own: the Lambda client's event loop,
+    current in this thread, is left alone."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
+def read_stored(store: DynamoDBStore, scope: Scope, task_id: str) -> StoredTask:
+    """The task as stored, read raw: no reader rule applied."""
+    found = run_sync(store.get(scope, task_id))
+    assert found is not None
+    return found
+
+
+def wait_until(condition: Callable[[], bool], timeout: float, what: str) -> float:
+    """Poll `condition` until it holds; returns the seconds it took."""
+    started = time.monotonic()
+    while not condition():
+        assert time.monotonic() - started < timeout, f"{what} within {timeout} s"
+        time.sleep(0.02)
+    return time.monotonic() - started
+
+
+def artifact_steps(store: DynamoDBStore, scope: Scope, task_id: str) -> int:
+    """How many chunks the task's first artifact holds, as stored."""
+    task = read_stored(store, scope, task_id).task
+    return len(task.artifacts[0].parts) if task.artifacts else 0

@@ -9,13 +9,11 @@ limit, on the long lane it COMPLETES."""
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import signal
-import time
 import uuid
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 
@@ -26,12 +24,20 @@ from a2akit.execution.protection import PROTECTION_MINUTES
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.runtime import build_operations
 from a2akit.settings import Settings
-from a2akit.store.base import Scope, StoredTask
+from a2akit.store.base import Scope
 from a2akit.store.dynamodb import DynamoDBStore
 from http_service.app import create_app
 from tests.execution.ecs_fake import CLUSTER, TASK_ARN, EcsFake, ecs_fake
 from tests.execution.long_agent import StepsAgent
-from tests.execution.processes import kit_env, long_worker, worker
+from tests.execution.processes import (
+    artifact_steps,
+    kit_env,
+    long_worker,
+    read_stored,
+    run_sync,
+    wait_until,
+    worker,
+)
 from tests.execution.sqs import make_queues
 from tests.jsonrpc.client import LambdaClient, lambda_event_loop
 from tests.store.conftest import TABLE
@@ -40,7 +46,6 @@ from tests.support.moto import client as aws_client
 
 pytestmark = pytest.mark.slow
 
-T = TypeVar("T")
 AGENT = "tests.execution.long_agent:agent"
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test",
                "AWS_DEFAULT_REGION": "us-east-1", "AWS_REGION": "us-east-1"}
@@ -67,9 +72,6 @@ def ecs() -> Iterator[EcsFake]:
         yield fake
 
 
-def _sync(coroutine: Coroutine[Any, Any, T]) -> T:
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coroutine).result()
 
 
 def _send(settings: Settings, store: DynamoDBStore, scope: Scope, steps: int) -> str:
@@ -81,30 +83,17 @@ def _send(settings: Settings, store: DynamoDBStore, scope: Scope, steps: int) ->
         answer = await ops.send_message(request, Call(Identity(scope.owner, "test")))
         return answer.task.id
 
-    return _sync(send())
+    return run_sync(send())
 
 
-def _get(store: DynamoDBStore, scope: Scope, task_id: str) -> StoredTask:
-    stored = _sync(store.get(scope, task_id))
-    assert stored is not None
-    return stored
 
 
-def _wait(condition: Callable[[], bool], timeout: float, what: str) -> float:
-    started = time.monotonic()
-    while not condition():
-        assert time.monotonic() - started < timeout, f"{what} within {timeout} s"
-        time.sleep(0.05)
-    return time.monotonic() - started
 
 
 def _state(store: DynamoDBStore, scope: Scope, task_id: str) -> int:
-    return _get(store, scope, task_id).task.status.state
+    return read_stored(store, scope, task_id).task.status.state
 
 
-def _steps(store: DynamoDBStore, scope: Scope, task_id: str) -> int:
-    task = _get(store, scope, task_id).task
-    return len(task.artifacts[0].parts) if task.artifacts else 0
 
 
 def _messages(sqs: Any, queue: str) -> int:
@@ -139,9 +128,9 @@ def test_a_run_longer_than_the_lambda_budget_fails_there_and_completes_on_the_lo
     on_lambda = _send(Settings(**{**settings.__dict__, "long_queue_url": None}), store, scope,
                       steps)
     with worker(env, tmp_path / "worker.log", timeout=LAMBDA_TIMEOUT):
-        _wait(lambda: _state(store, scope, on_lambda) == pb.TASK_STATE_FAILED, 20,
+        wait_until(lambda: _state(store, scope, on_lambda) == pb.TASK_STATE_FAILED, 20,
               "FAILED on the Lambda worker")
-    message = _get(store, scope, on_lambda).task.status.message.parts[0].text
+    message = read_stored(store, scope, on_lambda).task.status.message.parts[0].text
     assert "time limit" in message and "2 s" in message, message
 
     # On the long lane: it completes, every step done.
@@ -149,14 +138,14 @@ def test_a_run_longer_than_the_lambda_budget_fails_there_and_completes_on_the_lo
     assert _messages(sqs, long_queue) == 1
     log = tmp_path / "long.log"
     with long_worker({**env, **ecs.env()}, log) as process:
-        took = _wait(lambda: _state(store, scope, task_id) == pb.TASK_STATE_COMPLETED, 30,
+        took = wait_until(lambda: _state(store, scope, task_id) == pb.TASK_STATE_COMPLETED, 30,
                      "COMPLETED on the long lane")
         print(f"\nlong lane: a {steps * 0.5:.0f} s run COMPLETED after {took:.1f} s")
-        assert _steps(store, scope, task_id) == steps
-        assert _get(store, scope, task_id).lease is None
+        assert artifact_steps(store, scope, task_id) == steps
+        assert read_stored(store, scope, task_id).lease is None
         # The message went once the run held the lease: nothing waits on the queue.
         assert _messages(sqs, long_queue) == 0
-        _wait(lambda: len(ecs.calls) == 2, 5, "protection off after the run")
+        wait_until(lambda: len(ecs.calls) == 2, 5, "protection off after the run")
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=30) == 0, log.read_text()
     # Protected while the agent ran, for its own task only, then released.
@@ -182,7 +171,7 @@ def test_sigterm_mid_run_fails_the_running_task_and_an_unstarted_job_goes_to_ano
     running = _send(settings, store, scope, 120)  # a minute: still running at the SIGTERM
     first_log = tmp_path / "first.log"
     with long_worker(env, first_log) as first:
-        _wait(lambda: _steps(store, scope, running) >= 2, 20, "the agent runs")
+        wait_until(lambda: artifact_steps(store, scope, running) >= 2, 20, "the agent runs")
         first.send_signal(signal.SIGTERM)
         # Sent while the stopping worker's receive is under way: it gets the job, and gives
         # it back unstarted.
@@ -192,16 +181,16 @@ def test_sigterm_mid_run_fails_the_running_task_and_an_unstarted_job_goes_to_ano
     assert "Traceback" not in output
     assert "went back to the queue unstarted" in output, output
     # The running agent had the grace, then its task ended FAILED, saying why.
-    stored = _get(store, scope, running)
+    stored = read_stored(store, scope, running)
     assert stored.task.status.state == pb.TASK_STATE_FAILED and stored.lease is None
     assert stored.task.status.message.parts[0].text == STOP_TEXT
     assert ecs.states() == [True, False]
     # The unstarted job: received again by another worker, which runs it to the end.
     assert _state(store, scope, unstarted) == pb.TASK_STATE_SUBMITTED
     with long_worker(env, tmp_path / "second.log"):
-        _wait(lambda: _state(store, scope, unstarted) == pb.TASK_STATE_COMPLETED, 20,
+        wait_until(lambda: _state(store, scope, unstarted) == pb.TASK_STATE_COMPLETED, 20,
               "the unstarted job COMPLETED on another worker")
-    assert _steps(store, scope, unstarted) == 2
+    assert artifact_steps(store, scope, unstarted) == 2
     assert _messages(sqs, long_queue) == 0
 
 

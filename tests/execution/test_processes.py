@@ -5,14 +5,12 @@ reconnects. DynamoDB Local and moto's SQS; leases of 1 s and a sweep every 0.5 s
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import signal
 import threading
-import time
 import uuid
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 
@@ -22,10 +20,20 @@ from a2akit.examples.cancellable import CountingAgent
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.runtime import build_operations
 from a2akit.settings import Settings
-from a2akit.store.base import Scope, StoredTask
+from a2akit.store.base import Scope
 from a2akit.store.dynamodb import DynamoDBStore
 from http_service.app import create_app
-from tests.execution.processes import LEASE_SECONDS, SWEEP_SECONDS, container, kit_env, worker
+from tests.execution.processes import (
+    LEASE_SECONDS,
+    SWEEP_SECONDS,
+    artifact_steps,
+    container,
+    kit_env,
+    read_stored,
+    run_sync,
+    wait_until,
+    worker,
+)
 from tests.execution.sqs import make_queues
 from tests.jsonrpc.client import LambdaClient, lambda_event_loop
 from tests.store.conftest import TABLE
@@ -34,7 +42,6 @@ from tests.support.moto import client as aws_client
 
 pytestmark = pytest.mark.slow
 
-T = TypeVar("T")
 COUNTING = "a2akit.examples.cancellable:agent"
 # What a dead runner's task may take to end: its lease, one sweep, and the poll here.
 DEATH_TO_FAILED = LEASE_SECONDS + SWEEP_SECONDS + 2.0
@@ -45,32 +52,12 @@ def store(ddb_client: Any) -> DynamoDBStore:
     return DynamoDBStore(TABLE, ddb_client)
 
 
-def _sync(coroutine: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine to its end in a thread of its own: the Lambda client's event loop,
-    current in this thread, is left alone."""
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coroutine).result()
 
 
-def _get(store: DynamoDBStore, scope: Scope, task_id: str) -> StoredTask:
-    """The task as stored, read raw: no reader rule applied."""
-    stored = _sync(store.get(scope, task_id))
-    assert stored is not None
-    return stored
 
 
-def _wait(condition: Callable[[], bool], timeout: float, what: str) -> float:
-    """Poll `condition` until it holds; returns the seconds it took."""
-    started = time.monotonic()
-    while not condition():
-        assert time.monotonic() - started < timeout, f"{what} within {timeout} s"
-        time.sleep(0.02)
-    return time.monotonic() - started
 
 
-def _artifact_steps(store: DynamoDBStore, scope: Scope, task_id: str) -> int:
-    task = _get(store, scope, task_id).task
-    return len(task.artifacts[0].parts) if task.artifacts else 0
 
 
 def test_a_worker_killed_mid_task_leaves_it_failed_seen_through_grpc(
@@ -91,18 +78,18 @@ def test_a_worker_killed_mid_task_leaves_it_failed_seen_through_grpc(
         request = send_request("count")
         request.tenant = scope.tenant
         request.configuration.return_immediately = True
-        task_id = _sync(ops.send_message(request, Call(Identity(scope.owner, "test")))).task.id
-        _wait(lambda: _artifact_steps(store, scope, task_id) >= 3, 20, "the worker ran")
+        task_id = run_sync(ops.send_message(request, Call(Identity(scope.owner, "test")))).task.id
+        wait_until(lambda: artifact_steps(store, scope, task_id) >= 3, 20, "the worker ran")
         process.send_signal(signal.SIGKILL)
         process.wait()
         # Nobody reads the task: the container's sweeper ends it.
-        took = _wait(lambda: _get(store, scope, task_id).task.status.state
+        took = wait_until(lambda: read_stored(store, scope, task_id).task.status.state
                      == pb.TASK_STATE_FAILED, DEATH_TO_FAILED, "FAILED after the kill")
         print(f"\nworker SIGKILL -> FAILED by the sweeper: {took:.2f} s")
         got = stub.GetTask(pb.GetTaskRequest(tenant=scope.tenant, id=task_id), metadata=V1)
         assert got.status.state == pb.TASK_STATE_FAILED
         assert "runner stopped" in got.status.message.parts[0].text
-        assert _get(store, scope, task_id).lease is None
+        assert read_stored(store, scope, task_id).lease is None
 
 
 @pytest.fixture
@@ -129,7 +116,7 @@ def test_a_container_killed_mid_task_leaves_it_failed_seen_through_jsonrpc(
     scope = Scope(f"c-{uuid.uuid4().hex[:8]}", "anonymous")
     with container(kit_env(ddb_endpoint, COUNTING), tmp_path / "grpc.log") as (process, stub):
         task_id = _grpc_task(stub, scope.tenant)
-        _wait(lambda: _artifact_steps(store, scope, task_id) >= 3, 20, "the container ran it")
+        wait_until(lambda: artifact_steps(store, scope, task_id) >= 3, 20, "the container ran it")
         process.send_signal(signal.SIGKILL)
         process.wait()
 
@@ -137,7 +124,7 @@ def test_a_container_killed_mid_task_leaves_it_failed_seen_through_jsonrpc(
             task = lambda_jsonrpc.result("GetTask", {"tenant": scope.tenant, "id": task_id})
             return bool(task["status"]["state"] == "TASK_STATE_FAILED")
 
-        took = _wait(failed, DEATH_TO_FAILED, "FAILED through GetTask")
+        took = wait_until(failed, DEATH_TO_FAILED, "FAILED through GetTask")
         print(f"\ncontainer SIGKILL -> FAILED at a GetTask: {took:.2f} s")
     task = lambda_jsonrpc.result("GetTask", {"tenant": scope.tenant, "id": task_id})
     assert "runner stopped" in task["status"]["message"]["parts"][0]["text"]
@@ -151,10 +138,10 @@ def test_sigterm_gives_the_grace_then_fails_what_still_runs(
     log = tmp_path / "grpc.log"
     with container(env, log) as (process, stub):
         task_id = _grpc_task(stub, scope.tenant)
-        _wait(lambda: _artifact_steps(store, scope, task_id) >= 2, 20, "the container ran it")
+        wait_until(lambda: artifact_steps(store, scope, task_id) >= 2, 20, "the container ran it")
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=20) == 0, log.read_text()
-    stored = _get(store, scope, task_id)
+    stored = read_stored(store, scope, task_id)
     assert stored.task.status.state == pb.TASK_STATE_FAILED and stored.lease is None
     assert "server shut down" in stored.task.status.message.parts[0].text
     assert "Traceback" not in log.read_text()
