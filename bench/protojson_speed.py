@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.protojson import _checked_parse, from_json, to_json
-from tests.unit.test_protojson_fast import _reference_to_json  # the encoder as it was
+from tests.protojson.unit.test_protojson_fast import _reference_to_json  # the encoder as it was
 
 
 def _message(i: int, role: int = pb.ROLE_USER) -> pb.Message:

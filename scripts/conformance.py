@@ -4,7 +4,7 @@ shows, read from its `@pytest.mark.spec(section, level, requirement)` marker.
     .venv/bin/python -m scripts.conformance           # rewrite docs/conformance.md
     .venv/bin/python -m scripts.conformance --check   # exit 1 if it is not what the tests say
 
-tests/unit/test_conformance_doc.py runs the check, so the page cannot drift from the tests:
+tests/tree/unit/test_conformance_doc.py runs the check, so the page cannot drift from the tests:
 removing a marked test, or editing the page by hand, fails it.
 """
 
@@ -20,9 +20,9 @@ ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "conformance.md"
 # Where a test lives says which binding it exercises (the first prefix that matches).
 BINDINGS = (
-    ("tests/test_equivalence.py", "JSON-RPC, HTTP+JSON, gRPC"),
+    ("tests/core/test_equivalence.py", "JSON-RPC, HTTP+JSON, gRPC"),
     ("tests/jsonrpc/test_agent_card_caching.py", "agent card (HTTP)"),
-    ("tests/auth/test_card_signing.py", "agent card (HTTP), JSON-RPC"),
+    ("tests/auth/process/test_card_signing.py", "agent card (HTTP), JSON-RPC"),
     ("tests/jsonrpc/", "JSON-RPC"),
     ("tests/rest/", "HTTP+JSON"),
     ("tests/grpc/", "gRPC"),

@@ -2,7 +2,7 @@
 proto/a2a_v0_3.proto (A2A 0.3, `a2a.v1`): messages, type stubs, gRPC stubs.
 
 Messages go to the core package (a2akit/generated), service stubs to grpc_service/generated.
-Run `python scripts/generate_proto.py`; tests/test_generated.py regenerates into a temporary
+Run `python scripts/generate_proto.py`; tests/core/test_generated.py regenerates into a temporary
 folder and fails when the committed files differ.
 """
 

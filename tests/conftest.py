@@ -34,15 +34,12 @@ settings.load_profile("ci")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Each test's tier (pyproject.toml's markers): `process` for every slow test, `unit` for
-    the rest of tests/unit, `integration` for everything else."""
+    """Each test's tier (pyproject.toml's markers), from its folder: `unit` in a `unit/`
+    folder, `process` in a `process/` folder, `integration` everywhere else."""
     for item in items:
-        if item.get_closest_marker("slow"):
-            item.add_marker(pytest.mark.process)
-        elif "tests/unit/" in item.nodeid:
-            item.add_marker(pytest.mark.unit)
-        else:
-            item.add_marker(pytest.mark.integration)
+        folders = item.path.relative_to(item.config.rootpath).parts[:-1]
+        tier = next((name for name in ("unit", "process") if name in folders), "integration")
+        item.add_marker(tier)
 
 
 @pytest.fixture(scope="session")

@@ -12,7 +12,7 @@ That is sound because the two generations describe the same messages: the same n
 numbers, types and oneofs, and the same services. They differ only in what never reaches the
 wire: file options (java_package...), `json_name` entries left out where they equal the
 default, how an option is encoded, and (0.3 only) the `google.api` annotations some fields
-and methods carry. tests/peers/test_sdk.py compares the two for the pinned SDK, so a release
+and methods carry. tests/peers/process/test_sdk.py compares the two for the pinned SDK, so a release
 that drifts fails there first.
 
 Import `a2a` only through this module (or `a2akit.peers.load_sdk()`), and after the kit:

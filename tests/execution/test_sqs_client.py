@@ -21,7 +21,6 @@ from a2akit.store._client import SqsClient, env_sqs_client
 from a2akit.store._credentials import Credentials
 from a2akit.store.base import Scope
 from tests.support.moto import client as aws_client
-from tests.support.processes import fresh_python
 
 pytestmark = pytest.mark.slow
 
@@ -77,14 +76,3 @@ async def test_a_job_sent_is_received_and_a_missing_queue_is_unavailable(
     assert Job.decode(message["Body"]).task_id == "t-1"
     with pytest.raises(UnavailableError):
         await SqsQueue(url + "-gone", sent.client).send(job)
-
-
-def test_a_queue_mode_door_on_lambda_loads_no_botocore(moto_endpoint: str,
-                                                        ddb_endpoint: str) -> None:
-    code = ("import sys, handlers.jsonrpc; "
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('botocore', 'boto3')))")
-    assert fresh_python(code, {
-        **ENV, "PATH": "", "A2A_ALLOW_ANONYMOUS": "true", "A2A_EXECUTION": "queue",
-        "A2A_TABLE": "kit-client-door", "A2A_QUEUE_URL": f"{moto_endpoint}/123456789012/q",
-        "AWS_ENDPOINT_URL_SQS": moto_endpoint, "AWS_ENDPOINT_URL_DYNAMODB": ddb_endpoint,
-        "AWS_LAMBDA_FUNCTION_NAME": "door"}) == "[]"

@@ -4,7 +4,7 @@ it, nothing secret is in any environment, cdk-nag accepts the user's wildcards a
 on the kit's, and what cannot ship stops synth with one line.
 
 Offline: the project here has no dependencies, so its lock resolves nothing (the lock with a
-real dependency, the bundle and the image are tests/infra/test_agent_bundle.py's)."""
+real dependency, the bundle and the image are tests/infra/process/test_agent_bundle.py's)."""
 
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ def test_samconfig_points_at_the_synthesized_templates() -> None:
         if env == "version":
             continue
         stack = sections["global"]["parameters"]["stack_name"]
-        for command in ("validate",):  # no build: tests/infra/test_sam_cli.py
+        for command in ("validate",):  # no build: tests/infra/process/test_sam_cli.py
             template = sections[command]["parameters"]["template"]
             assert template == f"cdk.out/{stack}.template.json", (env, command)
 

@@ -5,17 +5,12 @@ from __future__ import annotations
 
 import hashlib
 import re
-import shutil
-import subprocess
 from pathlib import Path
-from typing import Any
 
-import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from infra import bundle
-from infra.bundle import build_bundle, bundle_groups
+from infra.bundle import bundle_groups
 from infra.lock import GROUPS, LOCK, PLATFORMS, inputs, read_lock, requirements_text
 from infra.stack import PROJECT_ROOT
 
@@ -86,26 +81,3 @@ def test_the_image_installs_the_lock_and_nothing_else() -> None:
 def _hashes(folder: Path) -> dict[str, str]:
     return {str(path.relative_to(folder)): hashlib.sha256(path.read_bytes()).hexdigest()
             for path in sorted(folder.rglob("*")) if path.is_file()}
-
-
-@pytest.mark.slow
-def test_two_builds_are_identical_and_the_second_synth_reuses_the_first(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    first, second = tmp_path / "one" / "lambda", tmp_path / "two" / "lambda"
-    build_bundle(first, push=True)
-    build_bundle(second, push=True)
-    assert _hashes(first) == _hashes(second)
-    assert any(name.endswith(".so") for name in _hashes(first))  # native extensions kept
-    # Built again with nothing changed: no pip at all (it would fail here: offline).
-    def offline(command: list[str], **_: Any) -> subprocess.CompletedProcess[str]:
-        raise AssertionError(f"ran {command[:4]} although nothing changed")
-
-    monkeypatch.setattr(bundle.subprocess, "run", offline)
-    before = _hashes(first)
-    build_bundle(first, push=True)
-    assert _hashes(first) == before
-    # Another option (or lock, or code) is another folder: built again.
-    with pytest.raises(AssertionError, match="although nothing changed"):
-        build_bundle(first, push=False)
-    shutil.rmtree(tmp_path)

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -33,7 +31,6 @@ from tests.execution.sqs import make_queues
 from tests.store.conftest import TABLE
 from tests.support.harness import ANON, memory_operations
 from tests.support.moto import client as aws_client
-from tests.support.processes import ROOT, fresh_python
 
 EXPORTER = InMemorySpanExporter()
 OTEL = dataclasses.replace(ANON, otel=True)
@@ -148,22 +145,3 @@ async def test_the_workers_span_continues_the_doors_trace(
     assert run.parent.span_id == door.context.span_id
     assert run.attributes["a2a.task.id"] == reply["result"]["task"]["id"]
     assert _children(spans, run, "a2a.store.write")
-
-
-def test_off_nothing_of_opentelemetry_is_imported() -> None:
-    code = ("import sys, handlers.jsonrpc as door; "
-            "from starlette.testclient import TestClient; "
-            "body = {'jsonrpc': '2.0', 'id': 1, 'method': 'SendMessage', 'params': {'message': "
-            "{'messageId': 'm', 'role': 'ROLE_USER', 'parts': [{'text': 'hi'}]}}}; "
-            "TestClient(door.app).post('/', json=body, headers={'A2A-Version': '1.0'}); "
-            "print(sorted(m for m in sys.modules if m.startswith('opentelemetry')))")
-    assert fresh_python(code, {"A2A_ALLOW_ANONYMOUS": "true", "PATH": ""}) == "[]"
-
-
-def test_on_without_the_api_is_one_line() -> None:
-    code = ("import sys; sys.modules['opentelemetry'] = None; "
-            "from a2akit import telemetry; from a2akit.settings import Settings; "
-            "telemetry.configure(Settings(otel=True))")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
-                         text=True, env={"PATH": ""})
-    assert "A2A_OTEL=true needs the OpenTelemetry API" in out.stderr

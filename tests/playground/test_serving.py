@@ -9,7 +9,6 @@ from starlette.testclient import TestClient
 
 from http_service.app import create_app
 from tests.support.harness import ANON, memory_operations
-from tests.support.processes import fresh_python
 
 
 def test_off_by_default_the_page_is_not_there() -> None:
@@ -31,11 +30,3 @@ def test_on_the_page_and_its_files_are_served_with_a_policy_that_keeps_them_home
         "text/javascript")
     assert client.get("/a2a/playground/style.css").status_code == 200
     assert client.get("/a2a/playground/other.js").status_code != 200
-
-
-def test_the_doors_load_no_playground_unless_asked() -> None:
-    code = ("import sys, handlers.jsonrpc, handlers.stream; "
-            "print([m for m in sys.modules if 'playground' in m])")
-    for value, expected in (("", "[]"), ("true", "['http_service.playground']")):
-        assert fresh_python(code, {"A2A_ALLOW_ANONYMOUS": "true", "A2A_PLAYGROUND": value,
-                                   "PATH": ""}) == expected
