@@ -50,7 +50,8 @@ LWA_LAYER_VERSION = 30
 ADOT_ACCOUNT = "901920570463"
 ADOT_LAYER_NAME = "aws-otel-python-arm64-ver-1-32-0"
 ADOT_LAYER_VERSION = 2
-# The regions the ADOT page lists for its Python layers (both architectures).
+# The regions the ADOT page listed for its Python layers, both architectures (as of its
+# 1.25 layer; the list for the current one was not checked).
 ADOT_REGIONS = frozenset({
     "us-east-1", "us-east-2", "us-west-1", "us-west-2", "ca-central-1", "sa-east-1",
     "eu-central-1", "eu-north-1", "eu-west-1", "eu-west-2", "eu-west-3",
