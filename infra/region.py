@@ -45,8 +45,8 @@ LWA_LAYER_VERSION = 30
 # version in each region its page lists. The version is the one public configurations quote
 # from that page (`aws-otel-python-arm64-ver-1-32-0:2`), not checked against the live page:
 # a2a:otelLayerArn picks another. The page calls this layer the legacy approach; AWS's newer
-# `AWSOpenTelemetryDistroPython` layers (published by other accounts, exporting straight to
-# X-Ray's OTLP endpoint) can be given the same way.
+# `AWSOpenTelemetryDistroPython` layers (other accounts, no bundled collector; the same
+# /opt/otel-instrument wrapper, as CDK's documentation says) can be given the same way.
 ADOT_ACCOUNT = "901920570463"
 ADOT_LAYER_NAME = "aws-otel-python-arm64-ver-1-32-0"
 ADOT_LAYER_VERSION = 2
