@@ -80,7 +80,7 @@ def build_app(app: App | None = None, *, lambda_bundle: str | None = None,
                          push=config.push, lock=lock,
                          agent=agent)
             bundle = str(target)
-        check_size(Path(bundle))
+        check_size(Path(bundle), otel=config.otel)
     image_context = None
     if agent is not None and (config.grpc or config.long_lane) and bundling:
         image_context = stage_agent_image(PROJECT_ROOT, agent, lock, build / "image-agent")

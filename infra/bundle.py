@@ -41,26 +41,62 @@ from .lock import LOCK, PLATFORMS, PYTHON_VERSION, read_lock, requirements_text
 from .project_lock import AGENT_GROUP
 
 _RUNTIME_VERSION = (3, 13)  # infra/jsonrpc_api.py: RUNTIME; the lock's PYTHON_VERSION
-__all__ = ["DEFAULT_DIR", "LAMBDA_UNZIPPED_LIMIT", "PACKAGES", "RUN_SCRIPT", "BundleError",
-           "BundleTooLargeError", "build_bundle", "bundle_groups", "check_size",
-           "compile_bytecode", "native_platform", "runtime_python", "write_run_script"]
+__all__ = ["ADOT_WRAPPER", "DEFAULT_DIR", "LAMBDA_UNZIPPED_LIMIT", "OTEL_SCRIPT", "PACKAGES",
+           "RUN_SCRIPT", "TASK_ROOT", "BundleError", "BundleTooLargeError", "build_bundle",
+           "bundle_groups", "check_size", "compile_bytecode", "native_platform",
+           "runtime_python", "write_scripts"]
 
 _ROOT = Path(__file__).resolve().parent.parent
-_TASK_ROOT = "/var/task"  # where Lambda unpacks the folder
+TASK_ROOT = "/var/task"  # where Lambda unpacks the folder
 DEFAULT_DIR = _ROOT / "build" / "lambda"  # build/ is git-ignored
 # Lambda's quota for a function's code and layers, unzipped (262,144,000 bytes). The door's
-# Lambda Web Adapter layer takes about 5 MB of it.
+# Lambda Web Adapter layer takes about 5 MB of it; with a2a:otel=true the ADOT Python layer
+# takes about 57 MB more (59,807,429 bytes for version 7 of its x86 build, as one public
+# project measured it; not measured here).
 LAMBDA_UNZIPPED_LIMIT = 250 * 1024 * 1024
 _LAYER_ALLOWANCE = 5 * 1024 * 1024
+_OTEL_LAYER_ALLOWANCE = 64 * 1024 * 1024
 
 # The kit's own packages the handlers import.
 PACKAGES = ("a2akit", "handlers", "http_service")
 # The streaming door's handler: the Lambda Web Adapter (AWS_LAMBDA_EXEC_WRAPPER=/opt/bootstrap)
 # runs it to start the HTTP server it forwards invocations to (infra/jsonrpc_api.py).
 RUN_SCRIPT = "run.sh"
-_RUN_SCRIPT_TEXT = """#!/bin/sh
+# With a2a:otel=true (infra/otel.py): the exec wrapper of the functions that run the kit, and
+# what run.sh starts the door's app through, since the adapter holds the door's exec wrapper.
+OTEL_SCRIPT = "otel.sh"
+# The ADOT layer's exec wrapper; the scripts read ADOT_EXEC_WRAPPER first (tests point it at
+# a stand-in).
+ADOT_WRAPPER = "/opt/otel-instrument"
+_RUN_SCRIPT_TEXT = f"""#!/bin/sh
 # Started by the Lambda Web Adapter: the JSON-RPC app on 127.0.0.1:$PORT (docs/public-door.md).
-PYTHONPATH="$LAMBDA_TASK_ROOT${PYTHONPATH:+:$PYTHONPATH}" exec python -m handlers.stream
+export PYTHONPATH="$LAMBDA_TASK_ROOT${{PYTHONPATH:+:$PYTHONPATH}}"
+# Spans on (A2A_OTEL) and the ADOT layer's wrapper at hand (a2a:otel=true): the adapter holds
+# the exec wrapper, so the app starts through the layer's from here (docs/observability.md).
+case "$A2A_OTEL" in
+[Tt][Rr][Uu][Ee])
+    if [ -x "${{ADOT_EXEC_WRAPPER:-{ADOT_WRAPPER}}}" ]; then
+        exec "$LAMBDA_TASK_ROOT/{OTEL_SCRIPT}" python -m handlers.stream
+    fi ;;
+esac
+exec python -m handlers.stream
+"""
+_OTEL_SCRIPT_TEXT = f"""#!/bin/sh
+# a2a:otel=true (docs/observability.md, "In the stack"): run the command under the ADOT layer's
+# exec wrapper, with the bundle's packages ahead of the layer's. Lambda runs this script as the
+# exec wrapper of the functions that run the kit, run.sh runs it for the door's app.
+#
+# The layer's wrapper puts its own packages first on PYTHONPATH and starts the command under
+# opentelemetry-instrument, whose SDK imports them at start (its OTLP exporter: protobuf)
+# before the kit does; the kit's generated code needs the lock's protobuf, newer than theirs.
+# So the wrapper runs this script again (--bundle-first), which puts the task root back in
+# front, where Lambda has it without a wrapper, and runs the command.
+if [ "$1" = --bundle-first ]; then
+    shift
+    export PYTHONPATH="$LAMBDA_TASK_ROOT${{PYTHONPATH:+:$PYTHONPATH}}"
+    exec "$@"
+fi
+exec "${{ADOT_EXEC_WRAPPER:-{ADOT_WRAPPER}}}" "$LAMBDA_TASK_ROOT/{OTEL_SCRIPT}" --bundle-first "$@"
 """
 
 
@@ -94,6 +130,7 @@ def _stamp(groups: tuple[str, ...], pip_platform: str, lock: Path,
     digest = hashlib.sha256()
     for part in (lock.read_bytes(), " ".join(groups).encode(), pip_platform.encode(),
                  Path(__file__).read_bytes(), _RUN_SCRIPT_TEXT.encode(),
+                 _OTEL_SCRIPT_TEXT.encode(),
                  (agent.digest() if agent else "").encode()):
         digest.update(hashlib.sha256(part).digest())
     for package in PACKAGES:
@@ -108,18 +145,21 @@ def _size(folder: Path) -> int:
     return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
 
 
-def check_size(folder: Path) -> int:
+def check_size(folder: Path, *, otel: bool = False) -> int:
     """The folder's unzipped size in bytes. Raises BundleTooLargeError, naming the largest
-    top-level packages, when it and the adapter's layer would pass Lambda's limit."""
+    top-level packages, when it and the door's layers (the adapter's, and the ADOT layer's
+    with `otel`) would pass Lambda's limit."""
     size = _size(folder)
-    if size + _LAYER_ALLOWANCE <= LAMBDA_UNZIPPED_LIMIT:
+    layers = _LAYER_ALLOWANCE + (_OTEL_LAYER_ALLOWANCE if otel else 0)
+    if size + layers <= LAMBDA_UNZIPPED_LIMIT:
         return size
     parts = sorted(((_size(path) if path.is_dir() else path.stat().st_size, path.name)
                     for path in folder.iterdir()), reverse=True)
     largest = ", ".join(f"{name} {part / 2**20:.0f} MB" for part, name in parts[:5])
+    with_layers = "the adapter's and the ADOT layer" if otel else "the adapter's layer"
     raise BundleTooLargeError(
-        f"the Lambda bundle is {size / 2**20:.0f} MB unzipped, over Lambda's 250 MB with the "
-        f"adapter's layer; largest: {largest}. Drop or slim the agent's dependencies "
+        f"the Lambda bundle is {size / 2**20:.0f} MB unzipped, over Lambda's 250 MB with "
+        f"{with_layers}; largest: {largest}. Drop or slim the agent's dependencies "
         "(docs/your-agent.md#past-lambdas-250-mb)")
 
 
@@ -163,7 +203,7 @@ def build_bundle(target: Path = DEFAULT_DIR, *, jwt: bool = True, push: bool = F
         shutil.copytree(_ROOT / package, target / package, ignore=ignore)
     if agent is not None:
         agent.copy(target)
-    write_run_script(target / RUN_SCRIPT)
+    write_scripts(target)
     # pip's metadata and the dependencies' console scripts are dead weight at run time for
     # the kit. An agent's dependencies may read their metadata (importlib.metadata: versions,
     # entry points such as OpenTelemetry's), so with an agent project it stays.
@@ -179,10 +219,13 @@ def build_bundle(target: Path = DEFAULT_DIR, *, jwt: bool = True, push: bool = F
     return _size(target)
 
 
-def write_run_script(path: Path) -> None:
-    """The streaming door's handler script, executable (the zip keeps the mode)."""
-    path.write_text(_RUN_SCRIPT_TEXT)
-    path.chmod(0o755)
+def write_scripts(folder: Path) -> None:
+    """The streaming door's handler script (RUN_SCRIPT) and the OpenTelemetry wrapper
+    (OTEL_SCRIPT) into `folder`, executable (the zip keeps the mode)."""
+    for name, text in ((RUN_SCRIPT, _RUN_SCRIPT_TEXT), (OTEL_SCRIPT, _OTEL_SCRIPT_TEXT)):
+        path = folder / name
+        path.write_text(text)
+        path.chmod(0o755)
 
 
 def runtime_python() -> str | None:
@@ -214,7 +257,7 @@ def compile_bytecode(target: Path, python: str) -> None:
     set constants).
 
     Raises `BundleError` when compileall fails."""
-    command = [python, "-m", "compileall", "-q", "-j", "0", "-d", _TASK_ROOT,
+    command = [python, "-m", "compileall", "-q", "-j", "0", "-d", TASK_ROOT,
                "--invalidation-mode", "unchecked-hash", str(target)]
     result = subprocess.run(command, capture_output=True, text=True, check=False,
                             env={**os.environ, "PYTHONHASHSEED": "0"})

@@ -141,6 +141,10 @@ class DeployConfig:
     playground: bool = False
     # Signed agent cards: a KMS key (retained) only the front door's role may sign with.
     card_signing: bool = False
+    # OpenTelemetry: the ADOT Lambda layer and A2A_OTEL on every function that runs the kit
+    # (infra/otel.py); its layer by ARN, None for the published one (infra/region.py).
+    otel: bool = False
+    otel_layer_arn: str | None = None
     # The long-task lane: a queue worker on ECS Fargate with no time limit and no task while
     # its queue is empty (infra/long_lane.py). Off by default.
     long_tasks: str = LONG_TASKS.OFF
@@ -221,6 +225,8 @@ class DeployConfig:
             raise ConfigError(f"{CONTEXT.RETAIN_TABLE}=false needs "
                               f"{CONTEXT.DELETION_PROTECTION}=false: cdk destroy cannot delete "
                               "a table with deletion protection")
+        if self.otel_layer_arn and not self.otel:
+            raise ConfigError(f"{CONTEXT.OTEL_LAYER_ARN} needs {CONTEXT.OTEL}=true")
         if ":" not in self.agent:
             raise ConfigError(f"{CONTEXT.AGENT} must be module:attribute, got {self.agent!r}")
         self._check_auth()
@@ -430,6 +436,8 @@ class DeployConfig:
             push=read_bool(get, CONTEXT.PUSH, default("push")),
             playground=read_bool(get, CONTEXT.PLAYGROUND, default("playground")),
             card_signing=read_bool(get, CONTEXT.CARD_SIGNING, default("card_signing")),
+            otel=read_bool(get, CONTEXT.OTEL, default("otel")),
+            otel_layer_arn=read_str(get, CONTEXT.OTEL_LAYER_ARN),
             long_tasks=read_long_tasks(get),
             long_tasks_network=read_str(get, CONTEXT.LONG_TASKS_NETWORK)
             or default("long_tasks_network"),

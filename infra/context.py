@@ -95,6 +95,10 @@ class CONTEXT:
     PUSH = "a2a:push"
     PLAYGROUND = "a2a:playground"  # the browser page on the door (docs/playground.md)
     CARD_SIGNING = "a2a:cardSigning"  # a KMS key signs the agent card (docs/signing.md)
+    # OpenTelemetry through the ADOT Lambda layer (docs/observability.md, "In the stack";
+    # infra/otel.py).
+    OTEL = "a2a:otel"
+    OTEL_LAYER_ARN = "a2a:otelLayerArn"
     # Authentication (infra/README.md, "Authentication").
     AUTH = "a2a:auth"
     JWT_ISSUER = "a2a:jwtIssuer"

@@ -23,6 +23,7 @@ from .grpc_service import GrpcService
 from .jsonrpc_api import DomainConfig, JsonRpcApi
 from .long_lane import LongLane
 from .nag import acknowledge_findings
+from .otel import instrument
 from .outputs import add_outputs
 from .push import PushDispatcher
 from .region import Placement
@@ -236,6 +237,8 @@ class A2AStack(Stack):
         self.long_lane: LongLane | None = None
         if config.long_lane:
             self._add_long_lane(config, runtime, agent_environment, image_context)
+        if placement.otel_layer_arn is not None:  # a2a:otel=true (infra/region.py: place)
+            self._add_otel(placement.otel_layer_arn)
 
         self.alarms = Alarms(
             self,
@@ -295,6 +298,18 @@ class A2AStack(Stack):
                 self.grpc.service.task_definition.default_container.add_environment(  # type: ignore[union-attr]
                     name, value)
             self._grant_send(self.grpc.task_role, lane.queue.queue_arn)
+
+    def _add_otel(self, layer_arn: str) -> None:
+        """The ADOT layer and the spans' settings on every function that runs the kit: the
+        door, the worker, the sweeper and the push dispatcher (infra/otel.py)."""
+        functions = [self.sweeper.function]
+        if self.worker is not None:
+            functions.append(self.worker.function)
+        if self.push is not None:
+            functions.append(self.push.function)
+        instrument(self, layer_arn=layer_arn, service_name=self.stack_name,
+                   door=self.jsonrpc.function, functions=functions,
+                   webhooks=self.push.function if self.push is not None else None)
 
     def _deliver_from_the_start(self) -> None:
         """The push settings reach the processes that write events only once the stream

@@ -85,6 +85,8 @@ _LINTED_VARIANTS = {
     "long-tasks-public": {"a2a:grpc": "false", "a2a:longTasks": "true"},
     "long-tasks-all-nat-spot": {"a2a:longTasks": "all", "a2a:longTasksNetwork": "nat",
                                 "a2a:longTasksSpot": "true"},
+    # OpenTelemetry on every function (push on, so that the dispatcher is one of them).
+    "otel": {"a2a:grpc": "false", "a2a:otel": "true", "a2a:push": "true"},
     "china": {
         "a2a:grpc": "false", "a2a:region": "cn-north-1", "a2a:snapStart": "false",
         "a2a:lwaLayerArn":

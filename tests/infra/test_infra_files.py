@@ -1,8 +1,10 @@
-"""The files around the CDK app agree with it: samconfig.toml, cdk.json, the Lambda bundle."""
+"""The files around the CDK app agree with it: samconfig.toml, cdk.json, the Lambda bundle,
+infra/README.md's list of context keys."""
 
 from __future__ import annotations
 
 import json
+import re
 import tarfile
 import tomllib
 from pathlib import Path
@@ -25,6 +27,20 @@ def test_samconfig_points_at_the_synthesized_templates() -> None:
         for command in ("validate",):  # no build: tests/infra/process/test_sam_cli.py
             template = sections[command]["parameters"]["template"]
             assert template == f"cdk.out/{stack}.template.json", (env, command)
+
+
+# Keys that are gone: reading one stops synth with a line that says what replaced it.
+_GONE_KEYS = {CONTEXT.DESIRED_COUNT, CONTEXT.HTTP_API_JWT_AUTHORIZER}
+
+
+def test_the_readme_lists_every_context_key() -> None:
+    readme = (PROJECT_ROOT / "infra" / "README.md").read_text()
+    (settings,) = re.findall(r"^## Settings \(CDK context.*?\n(.*?)(?=^##)", readme, re.S | re.M)
+    listed = {key for line in settings.splitlines() if line.startswith("| `a2a:")
+              for key in re.findall(r"`(a2a:\w+)`", line.split("|")[1])}
+    keys = {value for name, value in vars(CONTEXT).items() if not name.startswith("_")}
+    assert sorted(keys - _GONE_KEYS - listed) == [], "add a row to infra/README.md, Settings"
+    assert sorted(listed - keys) == [], "infra/README.md lists keys infra/context.py lacks"
 
 
 def test_cdk_json_synthesizes_offline() -> None:

@@ -10,6 +10,7 @@ the kit does not depend on; the bundle's own wheels come from pip's cache after 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -21,7 +22,7 @@ from aws_cdk.assertions import Template
 from a2akit.agent_project import load_project
 from a2akit.settings import ENV
 from infra.app import build_app
-from infra.bundle import LAMBDA_UNZIPPED_LIMIT, BundleTooLargeError
+from infra.bundle import LAMBDA_UNZIPPED_LIMIT, OTEL_SCRIPT, RUN_SCRIPT, BundleTooLargeError
 from infra.lock import LOCK, read_lock
 from infra.project_lock import AGENT_GROUP, LOCK_NAME, ProjectLockError, lock_project
 from infra.stack import PROJECT_ROOT
@@ -106,6 +107,8 @@ def test_synth_ships_the_project_and_its_dependency(cow_project: Path, tmp_path:
     assert (bundle / "cowsay" / "__init__.py").is_file()
     assert not (bundle / "tests").exists()  # the project's tests stay home
     assert (bundle / "a2akit").is_dir() and (bundle / "run.sh").is_file()
+    # Both scripts stay executable: Lambda runs otel.sh as an exec wrapper (a2a:otel=true).
+    assert all(os.access(bundle / name, os.X_OK) for name in (RUN_SCRIPT, OTEL_SCRIPT))
     assert environments(parsed)[WORKER_HANDLER][ENV.AGENT] == "plain_agent.agent:agent"
     (task,) = parsed.find_resources("AWS::ECS::TaskDefinition").values()
     image = task["Properties"]["ContainerDefinitions"][0]["Image"]["Fn::Sub"].rsplit(":", 1)[1]

@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from infra.bundle import RUN_SCRIPT, write_run_script
+from infra.bundle import RUN_SCRIPT, write_scripts
 from tests.execution.processes import kit_env, worker
 from tests.execution.sqs import make_queues
 from tests.stream.agents import DELAY_ENV
@@ -164,8 +164,8 @@ def test_queue_mode_streams_a_workers_events_live(
 
 def test_the_bundles_run_script_starts_the_door(tmp_path: Path) -> None:
     # What the adapter's bootstrap runs as the function's handler, from the task root.
+    write_scripts(tmp_path)
     script = tmp_path / RUN_SCRIPT
-    write_run_script(script)
     port = free_port()
     env = python_env(PORT=str(port), LAMBDA_TASK_ROOT=str(ROOT), A2A_ALLOW_ANONYMOUS="true",
                      PATH=f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}")
