@@ -13,9 +13,9 @@ from __future__ import annotations
 import collections
 import concurrent.futures
 import copy
-import re
 import json
 import math
+import re
 import threading
 from typing import Any
 
