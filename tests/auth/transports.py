@@ -2,9 +2,9 @@
 came back, so the same cases run unchanged against:
 
 - `asgi`: the Starlette JSON-RPC app (TestClient);
-- `apigw_http_v2`, `function_url`: the real Mangum handler fed those Lambda event shapes;
-- `rest-asgi`, `rest-apigw_http_v2`, `rest-function_url`: the same app and handler over
-  HTTP+JSON (requests built by tests/support/rest.py);
+- `apigw_http_v2` (or `function_url`): the real Mangum handler fed that Lambda event shape;
+- `rest-asgi`, `rest-apigw_http_v2`: the same app and handler over HTTP+JSON (requests built
+  by tests/support/rest.py);
 - `grpc`: a real grpc.aio server on a loopback port (its own event loop in a thread), called
   through a blocking channel.
 """
@@ -33,8 +33,9 @@ from tests.jsonrpc.client import make_client
 from tests.support.harness import background_loop, end_tasks
 from tests.support.rest import rest_request
 
-TRANSPORTS = ["asgi", "apigw_http_v2", "function_url", "rest-asgi", "rest-apigw_http_v2",
-              "rest-function_url", "grpc"]
+# One Lambda event shape per binding: a Function URL's event takes the same path through the
+# kit as API Gateway's (tests/jsonrpc/client.py, KINDS); test_matrix.py checks where it differs.
+TRANSPORTS = ["asgi", "apigw_http_v2", "rest-asgi", "rest-apigw_http_v2", "grpc"]
 REST = "rest-"
 
 
