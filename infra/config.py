@@ -7,13 +7,13 @@ Constructs receive a `DeployConfig`; they never read context or the environment 
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from a2akit.agent_project import AgentProject
 from a2akit.settings import DEFAULT_AGENT, EXECUTION_MODES, QUEUE
 
+from .config_checks import check_agent_access, check_auth
 from .context import (
     AUTH,
     CONTEXT,
@@ -52,11 +52,6 @@ _MIN_STOP_TIMEOUT_SECONDS = 20
 # The internal ALB's clients by default: the VPC itself (infra/grpc_service.py: VPC_CIDR).
 DEFAULT_GRPC_ALLOWED_CIDRS = ("10.0.0.0/16",)
 # What the agent's read grants may name: a managed policy, a secret, a parameter.
-_MANAGED_POLICY_ARN = re.compile(r"^arn:aws[a-z-]*:iam::(aws|\d{12}):policy/\S+$")
-_SECRET_ARN = re.compile(r"^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[\w/+=.@-]+$")
-_SECRET_NAME = re.compile(r"^[\w/+=.@-]{1,512}$")
-_PARAMETER_ARN = re.compile(r"^arn:aws[a-z-]*:ssm:[a-z0-9-]+:\d{12}:parameter/[\w/.-]+$")
-_PARAMETER_NAME = re.compile(r"^[\w/.-]{1,2048}$")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -229,8 +224,14 @@ class DeployConfig:
             raise ConfigError(f"{CONTEXT.OTEL_LAYER_ARN} needs {CONTEXT.OTEL}=true")
         if ":" not in self.agent:
             raise ConfigError(f"{CONTEXT.AGENT} must be module:attribute, got {self.agent!r}")
-        self._check_auth()
-        self._check_agent_access()
+        check_auth(self.auth, jwt_only={
+            CONTEXT.JWT_ISSUER: self.jwt_issuer, CONTEXT.JWT_AUDIENCE: self.jwt_audience,
+            CONTEXT.JWT_REQUIRED_SCOPES: self.jwt_required_scopes,
+            CONTEXT.JWT_TENANT_CLAIM: self.jwt_tenant_claim,
+            CONTEXT.COGNITO_DOMAIN_PREFIX: self.cognito_domain_prefix},
+            api_key_header=self.api_key_header)
+        check_agent_access(self.agent_managed_policies, self.agent_secrets,
+                           self.agent_parameters)
         self._check_long_tasks()
 
     def _check_long_tasks(self) -> None:
@@ -252,22 +253,6 @@ class DeployConfig:
             raise ConfigError(f"{CONTEXT.LONG_TASKS} needs a binding that queues its tasks "
                               f"({CONTEXT.EXECUTION}=queue, the default, or "
                               f"{CONTEXT.GRPC_EXECUTION}=queue with gRPC)")
-
-    def _check_agent_access(self) -> None:
-        for policy in self.agent_managed_policies:
-            if not _MANAGED_POLICY_ARN.match(policy):
-                raise ConfigError(f"{CONTEXT.AGENT_MANAGED_POLICIES} entries must be IAM "
-                                  f"policy ARNs (arn:aws:iam::aws:policy/NAME or "
-                                  f"arn:aws:iam::ACCOUNT:policy/NAME), got {policy!r}")
-        for key, values, arn, name in (
-                (CONTEXT.AGENT_SECRETS, self.agent_secrets, _SECRET_ARN, _SECRET_NAME),
-                (CONTEXT.AGENT_PARAMETERS, self.agent_parameters, _PARAMETER_ARN,
-                 _PARAMETER_NAME)):
-            for entry, where in values.items():
-                pattern = arn if where.startswith("arn:") else name
-                if not pattern.match(where):
-                    raise ConfigError(f"{key}: {entry}={where!r} is neither a name nor an ARN "
-                                      "of its service")
 
     def _check_names(self) -> None:
         """Each door's domain name and certificate; every message names one key."""
@@ -315,31 +300,6 @@ class DeployConfig:
         if self.max_active_tasks_per_caller is not None and self.max_active_tasks_per_caller < 1:
             raise ConfigError(f"{CONTEXT.MAX_ACTIVE_TASKS_PER_CALLER} must be >= 1, got "
                               f"{self.max_active_tasks_per_caller}")
-
-    def _check_auth(self) -> None:
-        if self.auth not in AUTH.ALL:
-            raise ConfigError(f"{CONTEXT.AUTH} must be one of {', '.join(AUTH.ALL)}, "
-                              f"got {self.auth!r}")
-        jwt_only = {CONTEXT.JWT_ISSUER: self.jwt_issuer, CONTEXT.JWT_AUDIENCE: self.jwt_audience,
-                    CONTEXT.JWT_REQUIRED_SCOPES: self.jwt_required_scopes,
-                    CONTEXT.JWT_TENANT_CLAIM: self.jwt_tenant_claim,
-                    CONTEXT.COGNITO_DOMAIN_PREFIX: self.cognito_domain_prefix}
-        if self.auth != AUTH.JWT:
-            for key, value in jwt_only.items():
-                if value:
-                    raise ConfigError(f"{key} needs {CONTEXT.AUTH}={AUTH.JWT}")
-        if self.api_key_header and self.auth != AUTH.API_KEY:
-            raise ConfigError(f"{CONTEXT.API_KEY_HEADER} needs {CONTEXT.AUTH}={AUTH.API_KEY}")
-        if self.jwt_issuer is not None:
-            if not self.jwt_issuer.startswith("https://"):
-                raise ConfigError(f"{CONTEXT.JWT_ISSUER} must be an https:// URL, "
-                                  f"got {self.jwt_issuer!r}")
-            if not self.jwt_audience:
-                raise ConfigError(f"{CONTEXT.JWT_AUDIENCE} is required with "
-                                  f"{CONTEXT.JWT_ISSUER}")
-            if self.cognito_domain_prefix:
-                raise ConfigError(f"{CONTEXT.COGNITO_DOMAIN_PREFIX} is for the stack's own "
-                                  f"user pool, not with {CONTEXT.JWT_ISSUER}")
 
     @classmethod
     def from_context(cls, get: Callable[[str], Any]) -> DeployConfig:
