@@ -11,12 +11,10 @@ a binding picked at random, so a task created on one binding is often read or ca
 other. Every loop stops at --seconds or once its process has made --max-ops calls, and every
 call has a timeout: the run ends by itself.
 
-Then the check, straight from the table, of every task in it: it is terminal, in the state
-the client that created it saw last (COMPLETED, or CANCELED for the held ones); every one of
-its items has its expiry (retention); its snapshot
-equals the fold of its stored events (`a2akit.states.apply_event`) and their sequence numbers
-are 1..n; and the table's stream shows its versions going 1, 2, ... with every write moving
-from version v to v + 1 (nothing lost, nothing written twice). Prints operations per second
+Then the check (bench/_soak_check.py), straight from the table, of every task in it: it is
+terminal, in the state its client saw last (COMPLETED, or CANCELED for the held ones), its
+items expire, its snapshot is the fold of its events, and its versions in the table's stream
+go 1, 2, ... one write at a time. Prints operations per second
 and every error; exits 1 on any error or inconsistency (zero are expected).
 """
 
@@ -46,11 +44,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from a2akit.auth import ANONYMOUS  # noqa: E402
+from _soak_check import check  # noqa: E402
+
 from a2akit.generated import a2a_pb2 as pb  # noqa: E402
 from a2akit.states import apply_event, is_terminal  # noqa: E402
 from a2akit.store import table  # noqa: E402
-from a2akit.store.base import Scope, TaskQuery  # noqa: E402
 from scripts.dynamodb_local import dynamodb_local, free_port, set_dummy_credentials  # noqa: E402
 from tests.support.messages import send_request  # noqa: E402
 from tests.support.processes import stop_process  # noqa: E402
@@ -289,127 +287,6 @@ def _wait_ready(http_url: str, grpc_address: str, logs: Path) -> None:
                              + (logs / "grpc.log").read_text()) from None
 
 
-# --- the check -----------------------------------------------------------------------------------
-
-
-def _stream_versions(client: Any, endpoint: str) -> dict[str, list[tuple[int, int]]]:
-    """task id -> (old version, new version) of every snapshot write, from the table's stream
-    (0 as the old version of the first write)."""
-    import boto3
-
-    streams = boto3.client("dynamodbstreams", endpoint_url=endpoint, region_name=REGION)
-    arn = client.describe_table(TableName=TABLE)["Table"]["LatestStreamArn"]
-    shards: list[dict[str, Any]] = []
-    start: dict[str, Any] = {}
-    while True:
-        description = streams.describe_stream(StreamArn=arn, **start)["StreamDescription"]
-        shards += description["Shards"]
-        if "LastEvaluatedShardId" not in description:
-            break
-        start = {"ExclusiveStartShardId": description["LastEvaluatedShardId"]}
-    writes: dict[str, list[tuple[int, int]]] = collections.defaultdict(list)
-    for shard in shards:
-        iterator = streams.get_shard_iterator(StreamArn=arn, ShardId=shard["ShardId"],
-                                              ShardIteratorType="TRIM_HORIZON")["ShardIterator"]
-        while iterator:
-            page = streams.get_records(ShardIterator=iterator, Limit=1000)
-            for record in page["Records"]:
-                change = record["dynamodb"]
-                if change["Keys"][table.SK]["S"] != "TASK" or "NewImage" not in change:
-                    continue
-                task_id = change["Keys"][table.PK]["S"].rsplit("#TASK#", 1)[1]
-                old = int(change.get("OldImage", {}).get("version", {}).get("N", "0"))
-                new = int(change["NewImage"]["version"]["N"])
-                if new == old:
-                    continue  # outside the versioned writes: a lease renewal, a cancel request
-                writes[task_id].append((old, new))
-            if not page["Records"]:
-                break  # caught up: nothing writes any more
-            iterator = page.get("NextShardIterator")
-    streams.close()
-    return writes
-
-
-async def _partition(client: Any, scope: Scope, task_id: str) -> list[dict[str, Any]]:
-    """Every item under the task's partition key, read in a worker thread."""
-    from a2akit.store import table
-
-    kwargs: dict[str, Any] = {
-        "TableName": TABLE, "KeyConditionExpression": "pk = :pk",
-        "ExpressionAttributeValues": {":pk": {"S": table.task_pk(scope, task_id)}}}
-    items: list[dict[str, Any]] = []
-    while True:
-        page = await asyncio.to_thread(client.query, **kwargs)
-        items += page.get("Items", [])
-        if "LastEvaluatedKey" not in page:
-            return items
-        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
-
-
-async def _check(endpoint: str, final: dict[str, int]) -> tuple[int, list[str]]:
-    """(tasks checked, problems) over every task of the clients' scope in the table."""
-    from a2akit.store.dynamodb import DynamoDBStore, make_client
-
-    client = make_client(endpoint, REGION)
-    store = DynamoDBStore(TABLE, client)
-    scope = Scope(tenant="", owner=ANONYMOUS)
-    problems: list[str] = []
-    task_ids: list[str] = []
-    token = ""
-    while True:
-        page = await store.list(scope, TaskQuery(page_size=100, page_token=token))
-        task_ids += [task.id for task in page.tasks]
-        token = page.next_page_token
-        if not token:
-            break
-    missing = set(final) - set(task_ids)
-    if missing:
-        problems.append(f"{len(missing)} tasks a client saw are not listed, e.g. {min(missing)}")
-    versions = _stream_versions(client, endpoint)
-    limit = asyncio.Semaphore(8)
-
-    async def check_one(task_id: str) -> None:
-        async with limit:
-            stored = await store.get(scope, task_id)
-            events = await store.events_after(scope, task_id, 0)
-        if stored is None:
-            problems.append(f"{task_id}: listed but not found")
-            return
-        state = stored.task.status.state
-        if not is_terminal(state):
-            problems.append(f"{task_id}: not finished ({pb.TaskState.Name(state)})")
-        if task_id in final and state != final[task_id]:
-            problems.append(f"{task_id}: {pb.TaskState.Name(state)} stored, the client saw "
-                            f"{pb.TaskState.Name(final[task_id])}")
-        seqs = [event.seq for event in events]
-        if seqs != list(range(1, stored.last_seq + 1)):
-            problems.append(f"{task_id}: event sequence {seqs}, last_seq {stored.last_seq}")
-        folded = pb.Task()
-        try:
-            for event in events:
-                apply_event(folded, event.event)
-        except Exception as exc:
-            problems.append(f"{task_id}: its events do not fold: {exc}")
-        if folded != stored.task:
-            problems.append(f"{task_id}: the snapshot differs from the fold of its events")
-        # Retention: every item of a finished task (snapshot, events, configs) expires.
-        unexpiring = [item["sk"]["S"] for item in await _partition(client, scope, task_id)
-                      if "expires_at" not in item]
-        if is_terminal(state) and unexpiring:
-            problems.append(f"{task_id}: finished, but items without an expiry: {unexpiring}")
-        writes = versions.get(task_id, [])
-        chain = sorted(writes, key=lambda write: write[1])
-        if ([new for _, new in chain] != list(range(1, stored.version + 1))
-                or any(new != old + 1 for old, new in chain)):
-            problems.append(f"{task_id}: versions in the stream {chain}, "
-                            f"snapshot version {stored.version}")
-
-    await asyncio.gather(*(check_one(task_id) for task_id in task_ids))
-    await store.close()
-    client.close()
-    return len(task_ids), problems
-
-
 # --- report --------------------------------------------------------------------------------------
 
 
@@ -486,7 +363,7 @@ def main() -> int:
             server_logs = "".join((logs / f"{name}.log").read_text()
                                   for name in ("jsonrpc", "grpc"))
         final = {task_id: state for result in results for task_id, state in result["final"].items()}
-        checked, problems = asyncio.run(_check(endpoint, final))
+        checked, problems = asyncio.run(check(endpoint, TABLE, final))
     print(f"check: {checked} tasks in the table ({len(final)} seen by clients): "
           f"{'all terminal and consistent' if not problems else f'{len(problems)} problems'}")
     for problem in problems[:20]:
