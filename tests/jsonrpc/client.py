@@ -18,8 +18,10 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from a2akit.operations import Operations
+from a2akit.settings import Settings
 from handlers.lambda_adapter import lambda_handler
 from http_service.app import create_app
+from tests.support.harness import ANON, memory_operations
 
 EVENTS = pathlib.Path(__file__).parent.parent / "events"
 V1 = {"A2A-Version": "1.0"}
@@ -219,6 +221,12 @@ def serve(kind: str, ops: Operations) -> Iterator[Client]:
         client = make_client(kind, create_app(ops))
         stack.callback(client.close)
         yield client
+
+
+def app_client(kind: str, agent: Any = None, settings: Settings = ANON) -> Iterator[Client]:
+    """A client of `kind` in front of the JSON-RPC app over a fresh memory store, `agent` (the
+    echo agent when None) and `settings`."""
+    yield from serve(kind, memory_operations(agent, settings))
 
 
 def iter_kinds() -> Iterator[str]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import threading
 import time
@@ -11,44 +10,19 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from google.rpc import error_details_pb2
 
 from a2akit.agent import RequestContext, TaskHandle
 from a2akit.examples.echo import EchoAgent
 from a2akit.examples.input_required import GreeterAgent
 from a2akit.examples.streaming import StreamingAgent
 from a2akit.settings import Settings
-from http_service.app import create_app
-from tests.jsonrpc.client import KINDS, Client, LambdaClient, lambda_event_loop, make_client
-from tests.support.errors import jsonrpc_failure
-from tests.support.harness import ANON, memory_operations
+from tests.jsonrpc.client import (
+    Client,
+    LambdaClient,
+    app_client,
+)
+from tests.support.errors import jsonrpc_info
 from tests.support.messages import user_message
-
-
-@pytest.fixture(params=KINDS)
-def kind(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-def _client(kind: str, agent: Any = None, settings: Settings = ANON) -> Iterator[Client]:
-    with contextlib.ExitStack() as stack:
-        if kind != "asgi":
-            stack.enter_context(lambda_event_loop())
-        client = make_client(kind, create_app(memory_operations(agent, settings)))
-        stack.callback(client.close)
-        yield client
-
-
-@pytest.fixture
-def rpc(kind: str) -> Iterator[Client]:
-    yield from _client(kind)
-
-
-def _info(error: dict[str, Any]) -> error_details_pb2.ErrorInfo:
-    info = jsonrpc_failure(error).info
-    assert info.domain == "a2a-protocol.org"
-    return info
-
 
 # --- SendMessage and GetTask -------------------------------------------------------------------
 
@@ -107,7 +81,7 @@ def test_context_id_is_kept_and_returned(rpc: Client) -> None:
 def test_get_unknown_task_is_task_not_found(rpc: Client) -> None:
     error = rpc.error("GetTask", {"id": "nope"})
     assert error["code"] == -32001
-    info = _info(error)
+    info = jsonrpc_info(error)
     assert info.reason == "TASK_NOT_FOUND" and dict(info.metadata) == {"taskId": "nope"}
 
 
@@ -129,7 +103,7 @@ def test_unsupported_media_type_is_content_type_error(rpc: Client) -> None:
     message["parts"] = [{"raw": "aGk=", "mediaType": "image/png"}]
     error = rpc.error("SendMessage", {"message": message})
     assert error["code"] == -32005
-    assert dict(_info(error).metadata) == {"mediaType": "image/png"}
+    assert dict(jsonrpc_info(error).metadata) == {"mediaType": "image/png"}
 
 
 # --- multi-turn: input required, continuing, terminal tasks ------------------------------------
@@ -137,7 +111,7 @@ def test_unsupported_media_type_is_content_type_error(rpc: Client) -> None:
 
 @pytest.fixture
 def greeter(kind: str) -> Iterator[Client]:
-    yield from _client(kind, GreeterAgent())
+    yield from app_client(kind, GreeterAgent())
 
 
 @pytest.mark.spec(
@@ -155,7 +129,7 @@ def test_input_required_then_completed(greeter: Client) -> None:
     texts = [m["parts"][0]["text"] for m in done["history"]]
     assert texts == ["hi", "What is your name?", "Ada"]
     error = greeter.error("SendMessage", {"message": user_message("more", taskId=task["id"])})
-    assert error["code"] == -32004 and _info(error).reason == "UNSUPPORTED_OPERATION"
+    assert error["code"] == -32004 and jsonrpc_info(error).reason == "UNSUPPORTED_OPERATION"
 
 
 @pytest.mark.spec(
@@ -181,7 +155,7 @@ def test_cancel(greeter: Client) -> None:
     canceled = greeter.result("CancelTask", {"id": task["id"]})
     assert canceled["status"]["state"] == "TASK_STATE_CANCELED"
     again = greeter.error("CancelTask", {"id": task["id"]})
-    assert again["code"] == -32002 and _info(again).reason == "TASK_NOT_CANCELABLE"
+    assert again["code"] == -32002 and jsonrpc_info(again).reason == "TASK_NOT_CANCELABLE"
     assert greeter.error("CancelTask", {"id": "nope"})["code"] == -32001
     error = greeter.error("SubscribeToTask", {"id": task["id"]})
     assert error["code"] == -32004
@@ -217,7 +191,7 @@ class _Watched:
 @pytest.mark.parametrize("writes", [True, False], ids=["writing", "silent"])
 def test_cancel_stops_a_working_agent(writes: bool) -> None:
     agent = _Watched(writes=writes)
-    for client in _client("asgi", agent):
+    for client in app_client("asgi", agent):
         task = client.result("SendMessage", {"message": user_message(),
                                              "configuration": {"returnImmediately": True}})["task"]
         assert task["status"]["state"] in ("TASK_STATE_SUBMITTED", "TASK_STATE_WORKING")
@@ -274,7 +248,7 @@ def test_list_tasks_rejects_bad_params(rpc: Client, params: dict[str, Any]) -> N
 
 @pytest.fixture
 def streamer(kind: str) -> Iterator[Client]:
-    yield from _client(kind, StreamingAgent())
+    yield from app_client(kind, StreamingAgent())
 
 
 @pytest.mark.spec("3.5.2", "MUST", (
@@ -309,7 +283,7 @@ def test_streaming_errors_before_first_event_are_plain_json(streamer: Client) ->
 @pytest.mark.spec(
     "3.1.6", "MUST", "SubscribeToTask starts with the task as it stands, then its events")
 def test_subscribe_to_running_task() -> None:
-    for client in _client("asgi", StreamingAgent()):
+    for client in app_client("asgi", StreamingAgent()):
         task = client.result("SendMessage", {
             "message": user_message("a b c d e f"),
             "configuration": {"returnImmediately": True}})["task"]
@@ -326,7 +300,7 @@ def test_streaming_disabled_is_unsupported(kind: str) -> None:
     class Plain(EchoAgent):
         streaming = False
 
-    for client in _client(kind, Plain()):
+    for client in app_client(kind, Plain()):
         assert client.error("SendStreamingMessage", {"message": user_message()})["code"] == -32004
 
 
@@ -350,13 +324,13 @@ class _Broken:
 
 
 def test_agent_that_reports_nothing_is_invalid_agent_response(kind: str) -> None:
-    for client in _client(kind, _Silent()):
+    for client in app_client(kind, _Silent()):
         error = client.error("SendMessage", {"message": user_message()})
-        assert error["code"] == -32006 and _info(error).reason == "INVALID_AGENT_RESPONSE"
+        assert error["code"] == -32006 and jsonrpc_info(error).reason == "INVALID_AGENT_RESPONSE"
 
 
 def test_message_reply_without_task(kind: str) -> None:
-    for client in _client(kind, _Replier()):
+    for client in app_client(kind, _Replier()):
         result = client.result("SendMessage", {"message": user_message(contextId="c")})
         assert result["message"]["parts"] == [{"text": "just a message"}]
         assert result["message"]["role"] == "ROLE_AGENT" and result["message"]["contextId"] == "c"
@@ -364,7 +338,7 @@ def test_message_reply_without_task(kind: str) -> None:
 
 
 def test_failing_agent_fails_the_task_without_leaking(kind: str) -> None:
-    for client in _client(kind, _Broken()):
+    for client in app_client(kind, _Broken()):
         task = client.result("SendMessage", {"message": user_message()})["task"]
         assert task["status"]["state"] == "TASK_STATE_FAILED"
         assert "secret" not in json.dumps(task)
@@ -407,7 +381,7 @@ def test_push_config_refuses_private_urls(rpc: Client, url: str) -> None:
     "Push config operations fail with PushNotificationNotSupportedError when the card "
     "declares no push"))
 def test_push_disabled_is_not_supported(kind: str) -> None:
-    for client in _client(kind, settings=Settings(allow_anonymous=True)):
+    for client in app_client(kind, settings=Settings(allow_anonymous=True)):
         for method in ("CreateTaskPushNotificationConfig", "GetTaskPushNotificationConfig",
                        "ListTaskPushNotificationConfigs", "DeleteTaskPushNotificationConfig"):
             error = client.error(method, {"taskId": "t", "id": "c", "url": "https://a.b/"})
@@ -420,10 +394,10 @@ def test_push_disabled_is_not_supported(kind: str) -> None:
 @pytest.mark.spec(
     "3.1.11", "MUST", "GetExtendedAgentCard requires authentication and answers the extended card")
 def test_extended_card(kind: str) -> None:
-    for client in _client(kind):
+    for client in app_client(kind):
         assert client.error("GetExtendedAgentCard")["code"] == -32004
     tokens = Settings(bearer_tokens={"tok-a": "alice"}, extended_agent_card=True)
-    for client in _client(kind, settings=tokens):
+    for client in app_client(kind, settings=tokens):
         error = client.error("GetExtendedAgentCard", headers={"Authorization": "Bearer tok-a"})
         assert error["code"] == -32007
 
@@ -433,7 +407,7 @@ def test_extended_card(kind: str) -> None:
 def test_owners_are_isolated(kind: str) -> None:
     settings = Settings(bearer_tokens={"tok-a": "alice", "tok-b": "bob"})
     alice, bob = {"Authorization": "Bearer tok-a"}, {"Authorization": "Bearer tok-b"}
-    for client in _client(kind, settings=settings):
+    for client in app_client(kind, settings=settings):
         task = client.result("SendMessage", {"message": user_message()}, headers=alice)["task"]
         assert client.error("GetTask", {"id": task["id"]}, headers=bob)["code"] == -32001
         assert client.error("CancelTask", {"id": task["id"]}, headers=bob)["code"] == -32001
@@ -449,132 +423,9 @@ def test_owners_are_isolated(kind: str) -> None:
 
 
 def test_api_gateway_authorizer_identity_is_the_owner() -> None:
-    for client in _client("apigw_http_v2", settings=Settings()):
+    for client in app_client("apigw_http_v2", settings=Settings()):
         assert isinstance(client, LambdaClient)
         client.authorizer = {"jwt": {"claims": {"sub": "user-1"}, "scopes": []}}
         task = client.result("SendMessage", {"message": user_message()})["task"]
         client.authorizer = {"jwt": {"claims": {"sub": "user-2"}, "scopes": []}}
         assert client.error("GetTask", {"id": task["id"]})["code"] == -32001
-
-
-# --- versions, envelope, limits ----------------------------------------------------------------
-
-
-@pytest.mark.parametrize("headers", [{"A2A-Version": ""}, {"A2A-Version": "0.3"},
-                                     {"A2A-Version": "2.0"}, {"A2A-Version": "one"}])
-@pytest.mark.spec("3.6", "MUST", (
-    "A request in a protocol version the server does not serve fails with "
-    "VersionNotSupportedError"))
-def test_unsupported_versions(rpc: Client, headers: dict[str, str]) -> None:
-    error = rpc.error("GetTask", {"id": "x"}, headers=headers)
-    assert error["code"] == -32009 and _info(error).reason == "VERSION_NOT_SUPPORTED"
-
-
-@pytest.mark.spec("3.6.2", "MUST", "A missing or empty A2A-Version is read as 0.3")
-def test_missing_version_header_means_0_3(rpc: Client) -> None:
-    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}})
-    reply = rpc.post(body.encode(), {})
-    assert reply.status == 200 and reply.json()["error"]["code"] == -32009
-
-
-@pytest.mark.parametrize(("query", "headers", "code"), [
-    ("A2A-Version=1.0", {}, -32001),  # served: the task is not found
-    ("A2A-Version=1.0.1&other=x", {}, -32001),
-    ("A2A-Version=2.0", {}, -32009),
-    ("other=1.0", {}, -32009),
-    ("A2A-Version=1.0", {"A2A-Version": "2.0"}, -32009),  # the header wins
-    ("A2A-Version=2.0", {"A2A-Version": "1.0"}, -32001),
-])
-@pytest.mark.spec(
-    "3.6.1", "MUST", "HTTP bindings take the version from the A2A-Version query parameter too")
-def test_version_as_query_parameter(rpc: Client, query: str, headers: dict[str, str],
-                                     code: int) -> None:
-    """HTTP clients may send the version as a query parameter instead (spec 3.6.1)."""
-    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}})
-    reply = rpc.post(body.encode(), headers, query=query)
-    assert reply.status == 200 and reply.json()["error"]["code"] == code
-
-
-@pytest.mark.parametrize("version", ["1.0", "1.0.0", "1.0.3"])
-def test_1_0_versions_accepted(rpc: Client, version: str) -> None:
-    assert rpc.error("GetTask", {"id": "x"}, headers={"A2A-Version": version})["code"] == -32001
-
-
-@pytest.mark.parametrize(("body", "code"), [
-    (b"{not json", -32700),
-    (b"[]", -32600),
-    (b'[{"jsonrpc":"2.0","id":1,"method":"GetTask"}]', -32600),
-    (b'"text"', -32600),
-    (b'{"jsonrpc":"1.0","id":1,"method":"GetTask","params":{"id":"x"}}', -32600),
-    (b'{"jsonrpc":"2.0","id":{"a":1},"method":"GetTask"}', -32600),
-    (b'{"jsonrpc":"2.0","id":1,"method":7}', -32600),
-    # 0.3 methods are served (docs/a2a-0.3.md), but not to a caller asking for 1.0.
-    (b'{"jsonrpc":"2.0","id":1,"method":"message/send","params":{}}', -32602),
-    (b'{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"x"}}', -32009),
-    (b'{"jsonrpc":"2.0","id":1,"method":"tasks/list","params":{}}', -32601),
-    (b'{"jsonrpc":"2.0","id":1,"method":"GetTask","params":[1]}', -32602),
-    (b'{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":5}}', -32602),
-    (b'{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"historyLength":"x"}}', -32602),
-    (b'{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":"x"}}', -32602),
-])
-@pytest.mark.spec(
-    "9.5", "MUST", "JSON-RPC envelope errors answer the standard codes (-32700, -32600, -32601)")
-def test_envelope_errors(rpc: Client, body: bytes, code: int) -> None:
-    reply = rpc.post(body, {"A2A-Version": "1.0"})
-    assert reply.status == 200
-    error = reply.json()["error"]
-    assert error["code"] == code, error
-    assert reply.json()["id"] in (None, 1)
-    assert "Traceback" not in reply.body.decode()
-
-
-@pytest.mark.spec(
-    "3.3.2", "MUST", "Inputs are validated before processing: missing required fields are named")
-def test_missing_required_fields_list_each_field(rpc: Client) -> None:
-    message = {"messageId": "m", "parts": []}
-    error = rpc.error("SendMessage", {"message": message})
-    assert error["code"] == -32602
-    bad = error["data"][1]
-    assert bad["@type"] == "type.googleapis.com/google.rpc.BadRequest"
-    fields = {v["field"] for v in bad["fieldViolations"]}
-    assert fields == {"message.role", "message.parts"}
-    assert rpc.result("ListTasks", {})["totalSize"] == 0  # nothing half-written
-
-
-def test_oversize_body_is_refused(kind: str) -> None:
-    for client in _client(kind, settings=Settings(allow_anonymous=True,
-                                                  max_request_bytes=2048)):
-        error = client.error("SendMessage", {"message": user_message("x" * 4096)})
-        assert error["code"] == -32600 and "2048" in error["message"]
-        assert client.result("ListTasks", {})["totalSize"] == 0
-
-
-def test_string_ids_are_echoed(rpc: Client) -> None:
-    body = b'{"jsonrpc":"2.0","id":"abc","method":"GetTask","params":{"id":"x"}}'
-    assert rpc.post(body, {"A2A-Version": "1.0"}).json()["id"] == "abc"
-
-
-# --- agent card --------------------------------------------------------------------------------
-
-
-def test_agent_card_comes_from_settings(kind: str) -> None:
-    settings = Settings(allow_anonymous=True, public_url="https://agent.example.com/",
-                        grpc_address="grpc.internal:50051")
-    for client in _client(kind, settings=settings):
-        reply = client.get("/.well-known/agent-card.json", {"Host": "evil.example"})
-        assert reply.status == 200 and reply.headers["etag"]
-        card = reply.json()
-        assert card["supportedInterfaces"] == [
-            {"url": "https://agent.example.com/", "protocolBinding": "JSONRPC",
-             "protocolVersion": "1.0"},
-            {"url": "https://agent.example.com/", "protocolBinding": "HTTP+JSON",
-             "protocolVersion": "1.0"},
-            {"url": "grpc.internal:50051", "protocolBinding": "GRPC", "protocolVersion": "1.0"},
-            {"url": "https://agent.example.com/", "protocolBinding": "JSONRPC",
-             "protocolVersion": "0.3"},
-            {"url": "grpc.internal:50051", "protocolBinding": "GRPC", "protocolVersion": "0.3"}]
-        assert card["capabilities"]["streaming"] is True
-        assert card["skills"][0]["id"] == "echo"
-
-
-# --- packaging ---------------------------------------------------------------------------------

@@ -45,6 +45,13 @@ def jsonrpc_failure(error: Mapping[str, Any]) -> Failure:
     return Failure(error["code"], error["message"], info, bad)
 
 
+def jsonrpc_info(error: Mapping[str, Any]) -> error_details_pb2.ErrorInfo:
+    """The ErrorInfo of a JSON-RPC error, which the spec's domain names."""
+    info = jsonrpc_failure(error).info
+    assert info.domain == "a2a-protocol.org"
+    return info
+
+
 def grpc_status(error: grpc.RpcError) -> status_pb2.Status:
     """The google.rpc.Status a failed call carried in its trailer."""
     status = rpc_status.from_call(error)
