@@ -41,6 +41,12 @@ def scope() -> Scope:
 
 
 @pytest.fixture
+def ddb(ddb_client: Any) -> DynamoDBStore:
+    """The DynamoDB store on the session's table."""
+    return DynamoDBStore(TABLE, ddb_client)
+
+
+@pytest.fixture
 def own_client(ddb_endpoint: str) -> Iterator[Any]:
     """A boto3 client of its own (one attempt per call), for hooks that stop its calls."""
     client = aws.client("dynamodb", endpoint_url=ddb_endpoint, region_name="us-east-1",

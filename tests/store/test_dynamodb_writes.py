@@ -18,11 +18,11 @@ from a2akit.generated import a2a_pb2 as pb
 from a2akit.store import table
 from a2akit.store.base import Scope, StoredTask, VersionConflictError
 from a2akit.store.dynamodb import DynamoDBStore
+from tests.store.conftest import TABLE
 from tests.store.test_contract import make_task, status_event, task_event
 from tests.store.test_contract_bursts import chunk
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
-TABLE = "a2akit-test"
 
 
 class _Throttled:
