@@ -20,15 +20,8 @@ from hypothesis import strategies as st
 
 from a2akit.compat03.json03 import METHODS
 from a2akit.limits import ERROR_MESSAGE_CHARS
-from tests.jsonrpc.test_fuzz import (
-    CODES,
-    HOOK,
-    Target,
-    _check_store,
-    _no_hang,
-    fuzzing,
-    json_values,
-)
+from tests.jsonrpc.fuzz_strategies import HOOK, json_values
+from tests.jsonrpc.test_fuzz import CODES, Target, _check_store, _no_hang, fuzzing
 
 MESSAGE = {"kind": "message", "messageId": "fuzz-03", "role": "user", "parts": [
     {"kind": "text", "text": "hi"},
