@@ -28,13 +28,16 @@ def test_if_none_match_decides_alone() -> None:
     assert not_modified(ETAG, "Thu, 01 Jan 1970 00:00:00 GMT", ETAG, BUILT)
 
 
+# Ids named for the case, not the date: the same test has the same id on every run.
 @pytest.mark.parametrize(("header", "current"), [
-    (DATE, True),
-    (email.utils.formatdate(BUILT + 60, usegmt=True), True),
-    (email.utils.formatdate(BUILT - 1, usegmt=True), False),
-    (email.utils.formatdate(time.time() + 3600, usegmt=True), False),  # future: invalid
-    (time.strftime("%A, %d-%b-%y %H:%M:%S GMT", time.gmtime(BUILT)), True),  # RFC 850
-    (time.strftime("%a %b %d %H:%M:%S %Y", time.gmtime(BUILT)), True),  # asctime
+    pytest.param(DATE, True, id="built"),
+    pytest.param(email.utils.formatdate(BUILT + 60, usegmt=True), True, id="after"),
+    pytest.param(email.utils.formatdate(BUILT - 1, usegmt=True), False, id="before"),
+    pytest.param(email.utils.formatdate(time.time() + 3600, usegmt=True), False,
+                 id="future-invalid"),
+    pytest.param(time.strftime("%A, %d-%b-%y %H:%M:%S GMT", time.gmtime(BUILT)), True,
+                 id="rfc850"),
+    pytest.param(time.strftime("%a %b %d %H:%M:%S %Y", time.gmtime(BUILT)), True, id="asctime"),
     ("not a date", False), ("", False),
 ])
 def test_if_modified_since(header: str, current: bool) -> None:
