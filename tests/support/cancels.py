@@ -89,8 +89,8 @@ class StoreCalls:
 
     def assert_stopped_at_next_write(self, task_id: str) -> None:
         """Once a cancel request returned, no write that keeps the task running lands, and
-        the first one refused stops the agent: it asks for no other (an agent writing every
-        50 ms would ask again within the store's round trip)."""
+        the first one refused stops the agent: no other is asked for (an agent left running
+        would have its next one asked as soon as that one returned)."""
         marked = self.marked[task_id]
         after = [call for call in self.writes[task_id] if call.sent >= marked]
         assert not any(call.landed for call in after), (task_id, marked, after)
@@ -100,14 +100,17 @@ class StoreCalls:
                                     poll_interval: float, lag: float) -> None:
         """A silent agent, its task canceled by a call that `answered` (loop time), was
         `stopped` by the runner's first look at the task after the cancel, if not by an
-        earlier one; that look came within `poll_interval` (its watch sleeps that long
-        between looks, from one that returned before the answer), give or take how late
-        the loop's timers fired (`lag`)."""
-        after = [call for call in self.looks[task_id] if answered <= call.sent < stopped]
+        earlier one. That look came `poll_interval` after the one before it returned (the
+        watch sleeps that long between looks), or after the answer if that one returned
+        sooner, give or take how late the loop's timers fired (`lag`)."""
+        looks = self.looks[task_id]
+        after = [call for call in looks if answered <= call.sent < stopped]
         assert len(after) <= 1, (task_id, answered, stopped, after)
         if after:
-            assert after[0].sent - answered <= poll_interval + lag, (
-                task_id, answered, after, poll_interval, lag)
+            before = [call.returned for call in looks if call.sent < after[0].sent]
+            since = max([answered, *before])
+            assert after[0].sent - since <= poll_interval + lag, (
+                task_id, answered, looks, poll_interval, lag)
 
 
 class LoopLag:
