@@ -4,8 +4,10 @@
 
 The answer streams as chunks of one artifact that arrive while the model writes, tool calls
 are status updates, a context's second task sees the first's conversation (the framework's
-memory keyed by the contextId), cancelling during a tool call stops the tool within a second,
-and a model's exception ends the task FAILED naming its type only. The streaming door
+memory keyed by the contextId), a cancel stops a tool call at the runner's next look at the
+task (within `poll_interval`: 1 s on DynamoDB) and a model that writes at the runner's next
+write (tests/support/cancels.py), and a model's exception ends the task FAILED naming its
+type only. The streaming door
 (JSON-RPC, HTTP+JSON): test_door.py. What only one framework has: test_<framework>.py.
 """
 
@@ -21,10 +23,12 @@ import pytest
 
 from a2akit.adapters._stream import ARTIFACT_NAME
 from a2akit.generated import a2a_pb2 as pb
+from a2akit.store.base import TaskStore
 from tests.adapters import graphs, openai_agent, strands_agent
 from tests.adapters.conftest import Kit
 from tests.adapters.script import DELAY, LONG_ANSWER, SECRET, SLOW_TOOL
 from tests.adapters.support import chunks, statuses, stream, text
+from tests.support.cancels import LoopLag, StoreCalls
 from tests.support.messages import V1, send_request
 
 pytestmark = pytest.mark.anyio
@@ -95,30 +99,44 @@ async def test_a_second_task_in_the_context_sees_the_first_turn(
     assert text(other) == "Earlier you said: "
 
 
-async def test_cancel_during_a_tool_call_stops_the_tool_within_a_second(
-        kit: Kit, framework: Framework) -> None:
+async def test_cancel_during_a_tool_call_stops_the_tool_at_the_runners_next_look(
+        kit: Kit, framework: Framework, store: TaskStore) -> None:
     env = await kit(framework.make())
+    calls, lag = StoreCalls(), LoopLag()
+    calls.watch(store)
     SLOW_TOOL.reset()
     events = env.stub.SendStreamingMessage(send_request("slowtool"), metadata=V1)
-    first = await events.read()
-    assert isinstance(first, pb.StreamResponse)
+    seen: list[pb.StreamResponse] = []
+    # The call's status is stored (streamed) before the cancel: one still unwritten when
+    # the cancel's own write lands first ends with the task, as everything after it would.
     async with asyncio.timeout(10):
+        while "Calling slow_lookup" not in str(seen):
+            event = await events.read()
+            assert isinstance(event, pb.StreamResponse)
+            seen.append(event)
         await SLOW_TOOL.started.wait()
-    canceled = await env.stub.CancelTask(pb.CancelTaskRequest(id=first.task.id), metadata=V1)
+    task_id = seen[0].task.id
+    loop = asyncio.get_running_loop()
+    lag.start()
+    canceled = await env.stub.CancelTask(pb.CancelTaskRequest(id=task_id), metadata=V1)
+    answered = loop.time()
     assert canceled.status.state == pb.TASK_STATE_CANCELED
-    async with asyncio.timeout(1):  # the tool's own await was cancelled
+    async with asyncio.timeout(10):  # the tool's own await was cancelled (it sleeps 60 s)
         await SLOW_TOOL.ended.wait()
+    calls.assert_stopped_at_next_look(task_id, answered, loop.time(), store.poll_interval,
+                                      lag.stop())
     rest = []
     while (event := await events.read()) is not grpc.aio.EOF:
         rest.append(event)
-    assert "Calling slow_lookup" in str(rest)
     assert rest[-1].status_update.status.state == pb.TASK_STATE_CANCELED
-    assert not any(event.HasField("artifact_update") for event in rest)
+    assert not any(event.HasField("artifact_update") for event in seen + rest)
 
 
-async def test_cancel_while_the_model_writes_stops_the_model_within_a_second(
-        kit: Kit, framework: Framework) -> None:
+async def test_cancel_while_the_model_writes_stops_the_model_at_the_runners_next_write(
+        kit: Kit, framework: Framework, store: TaskStore) -> None:
     env = await kit(framework.make())
+    calls = StoreCalls()
+    calls.watch(store)
     LONG_ANSWER.reset()
     events = env.stub.SendStreamingMessage(send_request("long"), metadata=V1)
     task_id, written = "", 0
@@ -128,8 +146,9 @@ async def test_cancel_while_the_model_writes_stops_the_model_within_a_second(
         task_id = task_id or event.task.id
         written += event.HasField("artifact_update")
     await env.stub.CancelTask(pb.CancelTaskRequest(id=task_id), metadata=V1)
-    async with asyncio.timeout(1):  # the model's stream was closed mid-answer
+    async with asyncio.timeout(10):  # the model's stream was closed mid-answer
         await LONG_ANSWER.ended.wait()
+    calls.assert_stopped_at_next_write(task_id)
     while (event := await events.read()) is not grpc.aio.EOF:
         last = event
     assert last.status_update.status.state == pb.TASK_STATE_CANCELED

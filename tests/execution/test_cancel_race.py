@@ -1,6 +1,9 @@
 """A cancel wins against a busy agent, on both stores: pairs of concurrent cancels from two
 "processes" (two cores over one store) against agents that write every 50 ms. Every task
-ends CANCELED, and every agent is stopped within a second of the first cancel."""
+ends CANCELED, and every agent is stopped at its next write after the cancel: none of its
+writes lands once a cancel request returned, and the first one refused stops it
+(docs/execution.md, "Cancel"). Counted in writes, not seconds: on a loaded machine a second
+measures DynamoDB Local's round trips (tests/support/cancels.py)."""
 
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ from a2akit.settings import Settings
 from a2akit.store.base import Scope, TaskStore
 from a2akit.store.dynamodb import DynamoDBStore
 from tests.store.conftest import TABLE
+from tests.support.cancels import StoreCalls
 from tests.support.messages import send_request
 
 pytestmark = pytest.mark.anyio
@@ -55,7 +59,7 @@ def _other_process(store: TaskStore, ddb_client: Any) -> TaskStore:
 
 
 async def _race(runner: Operations, other: Operations, agent: Chatty, call: Call,
-                scope: Scope) -> tuple[str, float, list[Any]]:
+                scope: Scope) -> tuple[str, list[Any]]:
     request = send_request("go", immediately=True)
     request.tenant = scope.tenant
     task_id = (await runner.send_message(request, call)).task.id
@@ -63,11 +67,10 @@ async def _race(runner: Operations, other: Operations, agent: Chatty, call: Call
         if agent.chunks.get(task_id, 0) >= 3:  # the agent is busy writing
             break
         await asyncio.sleep(0.01)
-    first = asyncio.get_running_loop().time()
     cancel = pb.CancelTaskRequest(id=task_id, tenant=scope.tenant)
     answers = await asyncio.gather(runner.cancel_task(cancel, call),
                                    other.cancel_task(cancel, call), return_exceptions=True)
-    return task_id, first, answers
+    return task_id, answers
 
 
 async def test_a_cancel_wins_against_an_agent_writing_every_50_ms(
@@ -76,20 +79,23 @@ async def test_a_cancel_wins_against_an_agent_writing_every_50_ms(
     runner = build_operations(SETTINGS, store=store, agent=agent)
     ddb_client = (request.getfixturevalue("ddb_client") if isinstance(store, DynamoDBStore)
                   else None)
-    other = build_operations(SETTINGS, store=_other_process(store, ddb_client), agent=agent)
+    other_store = _other_process(store, ddb_client)
+    other = build_operations(SETTINGS, store=other_store, agent=agent)
+    calls = StoreCalls()
+    for watched in {id(s): s for s in (store, other_store)}.values():
+        calls.watch(watched)
     call = Call(Identity(scope.owner, "test"))
     results = []
     for _ in range(PAIRS // AT_ONCE):
         results += await asyncio.gather(*(_race(runner, other, agent, call, scope)
                                           for _ in range(AT_ONCE)))
-    # An agent learns of the cancel at its next write, or at the runner's next look at the
-    # task while it is silent: give the last ones the second they have.
-    for _ in range(150):
-        if all(task_id in agent.stopped for task_id, _, _ in results):
+    # Every agent stops (one that went on would write for another minute).
+    for _ in range(3000):
+        if all(task_id in agent.stopped for task_id, _ in results):
             break
         await asyncio.sleep(0.01)
-    late = []
-    for task_id, first, answers in results:
+    assert [task_id for task_id, _ in results if task_id not in agent.stopped] == []
+    for task_id, answers in results:
         stored = await store.get(scope, task_id)
         assert stored is not None
         assert stored.task.status.state == pb.TASK_STATE_CANCELED, (task_id, answers)
@@ -97,6 +103,4 @@ async def test_a_cancel_wins_against_an_agent_writing_every_50_ms(
         assert all((isinstance(a, pb.Task) and a.status.state == pb.TASK_STATE_CANCELED)
                    or isinstance(a, TaskNotCancelableError) for a in answers), answers
         assert any(isinstance(a, pb.Task) for a in answers), answers
-        if task_id not in agent.stopped or agent.stopped[task_id] - first > 1.0:
-            late.append((task_id, agent.stopped.get(task_id, 0) - first, agent.chunks[task_id]))
-    assert late == []
+        calls.assert_stopped_at_next_write(task_id)

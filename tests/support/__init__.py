@@ -10,6 +10,8 @@
     harness      the core over a MemoryStore, and the one place a test starts the gRPC binding
     event_filter whether a Lambda event filter pattern (the subset the stack uses: exact
                  values, prefix) lets a record through, e.g. infra.push_filter's pattern
+    cancels      how fast a cancel stops an agent in the kit's terms: the store's writes and
+                 looks at the task after the cancel, and how late the loop's timers fire
 
 Binding-specific clients stay with their tests (tests/jsonrpc/client.py).
 """
