@@ -5,7 +5,6 @@ otherwise. Real parts: the front door's operations on DynamoDB Local and moto's 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -20,7 +19,6 @@ from a2akit.store.dynamodb import DynamoDBStore
 from tests.execution.sqs import make_queues
 from tests.store.conftest import TABLE
 from tests.support.messages import send_request
-from tests.support.moto import client as aws_client
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -39,13 +37,6 @@ class PerTask(Quick):
 
     def long_running(self, context: RequestContext) -> bool:
         return "long" in context.text
-
-
-@pytest.fixture
-def sqs(moto_endpoint: str) -> Iterator[Any]:
-    client = aws_client("sqs", moto_endpoint)
-    yield client
-    client.close()
 
 
 @pytest.fixture

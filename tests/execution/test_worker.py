@@ -7,7 +7,6 @@ import asyncio
 import dataclasses
 import json
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -26,18 +25,10 @@ from tests.execution.sqs import make_queues
 from tests.execution.test_leases import Slow
 from tests.store.conftest import TABLE
 from tests.support.messages import send_request
-from tests.support.moto import client as aws_client
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 MAX_RECEIVES = 3
-
-
-@pytest.fixture
-def sqs(moto_endpoint: str) -> Iterator[Any]:
-    client = aws_client("sqs", moto_endpoint)
-    yield client
-    client.close()
 
 
 @pytest.fixture

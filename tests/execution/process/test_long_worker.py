@@ -42,7 +42,6 @@ from tests.execution.sqs import make_queues
 from tests.jsonrpc.client import LambdaClient, lambda_event_loop
 from tests.store.conftest import TABLE
 from tests.support.messages import send_request
-from tests.support.moto import client as aws_client
 
 pytestmark = pytest.mark.slow
 
@@ -57,13 +56,6 @@ MARGIN = 0.5
 @pytest.fixture
 def store(ddb_client: Any) -> DynamoDBStore:
     return DynamoDBStore(TABLE, ddb_client)
-
-
-@pytest.fixture
-def sqs(moto_endpoint: str) -> Iterator[Any]:
-    client = aws_client("sqs", moto_endpoint)
-    yield client
-    client.close()
 
 
 @pytest.fixture
