@@ -12,20 +12,9 @@ from pathlib import Path
 import pytest
 
 from tests.support.processes import ROOT
+from tests.tree.modules import kit_modules
 
 PACKAGES = ("a2akit", "handlers", "grpc_service")
-
-
-def _module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
-
-
-def _modules() -> dict[str, Path]:
-    return {_module_name(path): path for package in PACKAGES
-            for path in (ROOT / package).rglob("*.py") if "generated" not in path.parts}
 
 
 def _top_level_imports(path: Path, module: str, known: set[str]) -> set[str]:
@@ -69,7 +58,7 @@ def _top_level_imports(path: Path, module: str, known: set[str]) -> set[str]:
 
 
 def test_no_import_circle() -> None:
-    modules = _modules()
+    modules = kit_modules(PACKAGES)
     known = set(modules)
     graph = {name: _top_level_imports(path, name, known) for name, path in modules.items()}
     done: set[str] = set()

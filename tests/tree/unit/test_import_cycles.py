@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
-from pathlib import Path
 
-from tests.support.processes import ROOT
+from tests.tree.modules import kit_modules
 
 PACKAGES = ("a2akit", "handlers", "http_service", "grpc_service")
 
@@ -20,18 +19,6 @@ PACKAGES = ("a2akit", "handlers", "http_service", "grpc_service")
 # A new cycle, or a known one that gains a module, fails; so does an entry here that no
 # longer is a cycle (drop it).
 KNOWN_CYCLES: list[frozenset[str]] = []
-
-
-def _module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
-
-
-def _modules() -> dict[str, Path]:
-    return {_module_name(path): path for package in PACKAGES
-            for path in (ROOT / package).rglob("*.py") if "generated" not in path.parts}
 
 
 def _imports(source: str, module: str, package: str, known: set[str]) -> set[str]:
@@ -67,7 +54,7 @@ def _imports(source: str, module: str, package: str, known: set[str]) -> set[str
 
 
 def _graph() -> dict[str, set[str]]:
-    modules = _modules()
+    modules = kit_modules(PACKAGES)
     known = set(modules)
     return {name: _imports(path.read_text(), name,
                            name if path.name == "__init__.py" else name.rpartition(".")[0],
