@@ -39,12 +39,14 @@ def store_kind(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def connect(kind: str, store_kind: str, request: pytest.FixtureRequest) -> Any:
-    """connect(agent=None, settings=ANON) -> a 0.3 caller on a fresh app over the store."""
+def caller(store_kind: str, request: pytest.FixtureRequest) -> Iterator[Any]:
+    """caller(agent=None, settings=ANON, kind="asgi") -> a 0.3 caller on a fresh app over the
+    store."""
     ddb = request.getfixturevalue("ddb_client") if store_kind == "dynamodb" else None
     opened: list[Iterator[Any]] = []
 
-    def make(agent: Agent | None = None, settings: Settings = ANON) -> Caller03:
+    def make(agent: Agent | None = None, settings: Settings = ANON,
+             kind: str = "asgi") -> Caller03:
         with open_store(store_kind, ddb) as store:
             clients = serve03(kind, store, agent or EchoAgent(), settings)
             opened.append(clients)
@@ -53,6 +55,16 @@ def connect(kind: str, store_kind: str, request: pytest.FixtureRequest) -> Any:
     yield make
     for clients in reversed(opened):
         next(clients, None)
+
+
+@pytest.fixture
+def connect(caller: Any, kind: str) -> Any:
+    """connect(agent=None, settings=ANON) -> a 0.3 caller of the test's front end."""
+    def make(agent: Agent | None = None, settings: Settings = ANON) -> Caller03:
+        made: Caller03 = caller(agent, settings, kind)
+        return made
+
+    return make
 
 
 @pytest.fixture

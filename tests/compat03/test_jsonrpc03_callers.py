@@ -8,12 +8,10 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from a2akit.agent import Agent
 from a2akit.examples.echo import EchoAgent
 from a2akit.examples.input_required import GreeterAgent
 from a2akit.examples.streaming import StreamingAgent
@@ -21,42 +19,18 @@ from a2akit.execution.worker import Worker
 from a2akit.runtime import build_operations
 from a2akit.settings import Settings
 from a2akit.store.dynamodb import DynamoDBStore
-from tests.compat03.client03 import Caller03, message03, open_store, serve03
+from tests.compat03.client03 import Caller03, message03
+from tests.compat03.conftest import V1
 from tests.execution.sqs import make_queues
 from tests.execution.test_worker import _receive_now
 from tests.jsonrpc.client import KINDS, serve
 from tests.store.conftest import TABLE
-from tests.support.harness import ANON, SlowOrEcho
+from tests.support.harness import SlowOrEcho
 from tests.support.messages import user_message
 from tests.support.moto import client as aws_client
 
-STORES = ["memory", pytest.param("dynamodb", marks=pytest.mark.slow)]
-V1 = {"A2A-Version": "1.0"}
 ALICE, BOB = {"Authorization": "Bearer tok-a"}, {"Authorization": "Bearer tok-b"}
 TOKENS = {"tok-a": "alice", "tok-b": "bob"}
-
-
-@pytest.fixture(params=STORES)
-def store_kind(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-@pytest.fixture
-def caller(store_kind: str, request: pytest.FixtureRequest) -> Iterator[Any]:
-    """caller(agent, settings, kind="asgi") -> a 0.3 caller on a fresh app over the store."""
-    ddb = request.getfixturevalue("ddb_client") if store_kind == "dynamodb" else None
-    opened: list[Iterator[Any]] = []
-
-    def make(agent: Agent | None = None, settings: Settings = ANON,
-             kind: str = "asgi") -> Caller03:
-        with open_store(store_kind, ddb) as store:
-            clients = serve03(kind, store, agent or EchoAgent(), settings)
-            opened.append(clients)
-            return Caller03(next(clients))
-
-    yield make
-    for clients in reversed(opened):
-        next(clients, None)
 
 
 # --- isolation ------------------------------------------------------------------------------
