@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 import json
-import logging
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,7 +20,7 @@ from hypothesis import strategies as st
 from a2akit.compat03.json03 import METHODS
 from a2akit.limits import ERROR_MESSAGE_CHARS
 from tests.jsonrpc.fuzz_strategies import HOOK, json_values
-from tests.jsonrpc.test_fuzz import CODES, Target, _check_store, _no_hang, fuzzing
+from tests.jsonrpc.test_fuzz import CODES, Targets, _check_store, _no_hang, fuzzing
 
 MESSAGE = {"kind": "message", "messageId": "fuzz-03", "role": "user", "parts": [
     {"kind": "text", "text": "hi"},
@@ -47,15 +46,7 @@ BASES: dict[str, dict[str, Any]] = {
 assert set(BASES) == METHODS
 
 
-class Fuzz03(logging.Handler):
-    def __init__(self, targets: list[Target]) -> None:
-        super().__init__(logging.ERROR)
-        self.targets = targets
-        self.records: list[logging.LogRecord] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.records.append(record)
-
+class Fuzz03(Targets):
     def answers(self, body: bytes, request_id: Any) -> None:
         note(f"body[:300]={body[:300]!r}")
         for target in self.targets:

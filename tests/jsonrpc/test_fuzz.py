@@ -64,8 +64,8 @@ class Target:
     checked: dict[tuple[str, str], int]  # (tenant, task id) -> version already checked
 
 
-class Fuzz(logging.Handler):
-    """Both targets, and the ERROR records logged while they answer."""
+class Targets(logging.Handler):
+    """The targets of a fuzz test, and the ERROR records logged while they answer."""
 
     def __init__(self, targets: list[Target]) -> None:
         super().__init__(logging.ERROR)
@@ -74,6 +74,11 @@ class Fuzz(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         self.records.append(record)
+
+
+
+class Fuzz(Targets):
+    """The 1.0 answers checked on both targets."""
 
     def answers(self, body: bytes, expect: set[int] | None = None, request_id: Any = None,
                 ok: bool = True, field: str | None = None) -> list[Any]:
