@@ -34,7 +34,7 @@ from typing import Any
 from a2akit.errors import UnavailableError
 from a2akit.generated import a2a_pb2 as pb
 from a2akit.store import table
-from a2akit.store._parts import Cache, Call
+from a2akit.store._parts import Cache, Call, query_pages, sk_between
 from a2akit.store.table import Item
 
 __all__ = ["BODY_MAX", "BODY_MIN", "Layout", "Tail", "event_parts", "join", "layout_of", "plan",
@@ -272,25 +272,15 @@ async def read(call: Call, client: Any, table_name: str, pk: str, layout: Layout
     found = {n: cache.get(pk, str(n)) for n in numbers}
     missing = [n for n, data in found.items() if data is None]
     if missing:
-        kwargs: Item = {
-            "TableName": table_name,
-            "KeyConditionExpression": "pk = :pk AND sk BETWEEN :lo AND :hi",
-            "ExpressionAttributeValues": {":pk": {"S": pk},
-                                          ":lo": {"S": table.body_sk(missing[0])},
-                                          ":hi": {"S": table.body_sk(layout.last)}},
-            "ConsistentRead": True,
-        }
-        while True:
-            page = await call(client.query, **kwargs)
-            for item in page.get("Items", []):
+        request = sk_between(table_name, pk, table.body_sk(missing[0]),
+                             table.body_sk(layout.last))
+        async for items in query_pages(call, client, **request):
+            for item in items:
                 number = int(item[table.SK]["S"][len(table.BODY_PREFIX):])
                 if number in found:
                     data = bytes(item[BODY]["B"])
                     found[number] = data
                     cache.put(pk, str(number), data)
-            if "LastEvaluatedKey" not in page:
-                break
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
     if any(data is None for data in found.values()):
         # Only TTL deletes bodies, with their snapshot: a task expiring as it was read.
         raise UnavailableError("the task is being deleted (its retention is over)")
@@ -310,17 +300,10 @@ async def read_tail(call: Call, client: Any, table_name: str, pk: str, layout: L
         seq: cache.get(pk, _tail_key(seq, artifact_id)) for seq in range(tail.seq, last_seq + 1)}
     missing = [seq for seq, data in found.items() if data is None]
     if missing:
-        kwargs: Item = {
-            "TableName": table_name,
-            "KeyConditionExpression": "pk = :pk AND sk BETWEEN :lo AND :hi",
-            "ExpressionAttributeValues": {":pk": {"S": pk},
-                                          ":lo": {"S": table.event_sk(missing[0])},
-                                          ":hi": {"S": table.event_sk(last_seq)}},
-            "ConsistentRead": True,
-        }
-        while True:
-            page = await call(client.query, **kwargs)
-            for item in page.get("Items", []):
+        request = sk_between(table_name, pk, table.event_sk(missing[0]),
+                             table.event_sk(last_seq))
+        async for items in query_pages(call, client, **request):
+            for item in items:
                 seq = int(item["seq"]["N"])
                 if seq not in found or found[seq] is not None:
                     continue
@@ -332,9 +315,6 @@ async def read_tail(call: Call, client: Any, table_name: str, pk: str, layout: L
                 extracted = held.SerializeToString()
                 found[seq] = extracted
                 cache.put(pk, _tail_key(seq, artifact_id), extracted)
-            if "LastEvaluatedKey" not in page:
-                break
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
     if any(data is None for data in found.values()):
         raise UnavailableError("the task is being deleted (its retention is over)")
     parts: list[pb.Part] = []

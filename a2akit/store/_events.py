@@ -3,7 +3,7 @@ partition, in order, large ones joined with their parts (`_parts`)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from a2akit.errors import InternalError
 from a2akit.generated import a2a_pb2 as pb
@@ -19,28 +19,16 @@ __all__ = ["event", "events_after", "last_seq"]
 
 async def events_after(gateway: Gateway, scope: Scope, task_id: str,
                        seq: int) -> list[StoredEvent]:
-    kwargs: dict[str, Any] = {
-        "TableName": gateway.name,
-        "KeyConditionExpression": "pk = :pk AND sk BETWEEN :lo AND :hi",
-        "ExpressionAttributeValues": {
-            ":pk": {"S": table.task_pk(scope, task_id)},
-            ":lo": {"S": table.event_sk(max(0, seq) + 1)},
-            ":hi": {"S": table.LAST_EVENT_SK},
-        },
-        "ConsistentRead": True,
-    }
+    request = _parts.sk_between(gateway.name, table.task_pk(scope, task_id),
+                                table.event_sk(max(0, seq) + 1), table.LAST_EVENT_SK)
     events: list[StoredEvent] = []
-    while True:
-        page = await gateway.call(gateway.client.query, **kwargs)
-        items = page.get("Items", [])
+    async for items in _parts.query_pages(gateway.call, gateway.client, **request):
         await _join(gateway, items)
         events.extend(
             StoredEvent(int(item["seq"]["N"]), pb.StreamResponse.FromString(item["event"]["B"]))
             for item in items
         )
-        if "LastEvaluatedKey" not in page:
-            return events
-        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+    return events
 
 
 async def event(gateway: Gateway, scope: Scope, task_id: str,

@@ -24,15 +24,15 @@ import collections
 import logging
 import os
 import threading
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 from a2akit.errors import A2AError, UnavailableError
 from a2akit.store import table
 from a2akit.store.table import Item
 
-__all__ = ["Cache", "Call", "Ref", "batch_get", "delete", "join", "join_by_query", "ref",
-           "split"]
+__all__ = ["Cache", "Call", "Ref", "batch_get", "delete", "join", "join_by_query", "query_pages",
+           "ref", "sk_between", "split"]
 
 log = logging.getLogger("a2akit.store.dynamodb")
 
@@ -172,6 +172,26 @@ async def join(call: Call, client: Any, table_name: str, items: Sequence[Item],
     return gone
 
 
+async def query_pages(call: Call, client: Any, **request: Any) -> AsyncIterator[list[Item]]:
+    """The items of a strongly consistent Query, a page (up to 1 MB) at a time, followed to
+    its last page."""
+    kwargs: Item = {**request, "ConsistentRead": True}
+    while True:
+        page = await call(client.query, **kwargs)
+        yield page.get("Items", [])
+        if "LastEvaluatedKey" not in page:
+            return
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+def sk_between(table_name: str, pk: str, lo: str, hi: str) -> Item:
+    """A Query's request for the items of partition `pk` whose sort keys are from `lo` to
+    `hi`."""
+    return {"TableName": table_name,
+            "KeyConditionExpression": "pk = :pk AND sk BETWEEN :lo AND :hi",
+            "ExpressionAttributeValues": {":pk": {"S": pk}, ":lo": {"S": lo}, ":hi": {"S": hi}}}
+
+
 async def join_by_query(call: Call, client: Any, table_name: str, item: Item,
                         attribute: str, cache: Cache | None = None) -> bool:
     """`join` for one item: from `cache`, or its parts read by `Query` (strongly
@@ -186,20 +206,13 @@ async def join_by_query(call: Call, client: Any, table_name: str, item: Item,
     if known is not None:
         _whole(item, attribute, known)
         return True
-    kwargs: Item = {
-        "TableName": table_name,
-        "KeyConditionExpression": "pk = :pk AND begins_with(sk, :p)",
-        "ExpressionAttributeValues": {":pk": {"S": pk},
-                                      ":p": {"S": table.part_sk(token, 0)[:-6]}},
-        "ConsistentRead": True,
-    }
     chunks: list[bytes] = []
-    while True:
-        page = await call(client.query, **kwargs)
-        chunks += [part[PART]["B"] for part in page.get("Items", [])]  # in sk order
-        if "LastEvaluatedKey" not in page:
-            break
-        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+    async for parts in query_pages(
+            call, client, TableName=table_name,
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :p)",
+            ExpressionAttributeValues={":pk": {"S": pk},
+                                       ":p": {"S": table.part_sk(token, 0)[:-6]}}):
+        chunks += [part[PART]["B"] for part in parts]  # in sk order
     if len(chunks) != count - 1:
         return False
     data = b"".join([item[attribute]["B"], *chunks])
